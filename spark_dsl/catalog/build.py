@@ -1,0 +1,85 @@
+"""Validates the catalog's YAML against its JSON Schemas and writes the snapshot the compiler loads.
+
+Run `python -m spark_dsl.catalog.build` after editing a catalog file; a test fails
+while the committed snapshot is stale.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+CATALOG_DIR = Path(__file__).resolve().parent
+SOURCES = ("models", "accelerators", "recipe")
+SNAPSHOT = CATALOG_DIR / "snapshot.json"
+
+
+class CatalogError(Exception):
+    """A catalog file that does not match its schema, named by file and field."""
+
+
+def load_sources() -> dict[str, Any]:
+    """Read and validate every catalog file; the merged document on success."""
+    import jsonschema
+    import yaml
+
+    merged: dict[str, Any] = {}
+    problems: list[str] = []
+    for name in SOURCES:
+        path = CATALOG_DIR / f"{name}.yaml"
+        schema = json.loads((CATALOG_DIR / "schema" / f"{name}.schema.json").read_text())
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as err:
+            problems.append(f"{path.name}: not valid YAML: {err}")
+            continue
+        validator = jsonschema.Draft202012Validator(schema)
+        for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
+            field = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+            problems.append(f"{path.name}: {field}: {err.message}")
+        if isinstance(data, dict):
+            merged.update(data)
+    if problems:
+        raise CatalogError("\n".join(problems))
+    _check_references(merged)
+    return merged
+
+
+def _check_references(data: dict[str, Any]) -> None:
+    """Cross-file facts a schema cannot express."""
+    problems = []
+    for vendor, path in data["paths"].items():
+        if path["checkpoint"] not in data["validated_checkpoints"][vendor]:
+            problems.append(
+                f"recipe.yaml: paths.{vendor}.checkpoint: {path['checkpoint']!r} is not "
+                f"in validated_checkpoints.{vendor}"
+            )
+    for model_id, model in data["models"].items():
+        for ckpt in data["workload_policy"]:
+            if ckpt not in model["checkpoints"]:
+                problems.append(
+                    f"recipe.yaml: workload_policy.{ckpt}: no such checkpoint in models.{model_id}"
+                )
+    if problems:
+        raise CatalogError("\n".join(problems))
+
+
+def render_snapshot(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def main() -> int:
+    try:
+        data = load_sources()
+    except CatalogError as err:
+        print(f"catalog error:\n{err}", file=sys.stderr)
+        return 1
+    SNAPSHOT.write_text(render_snapshot(data), encoding="utf-8")
+    print(f"wrote {SNAPSHOT.relative_to(CATALOG_DIR.parent.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

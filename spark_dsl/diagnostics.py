@@ -1,0 +1,132 @@
+"""Diagnostics: what every stage reports instead of raising, with spans, notes and fixes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+from spark_dsl.span import Location, Span
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text at `location` with `text` (an insertion when the span is empty)."""
+
+    location: Location
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A machine-applicable change, so editors never parse message text."""
+
+    message: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    message: str
+    location: Location | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    message: str
+    location: Location | None
+    label: str | None = None
+    help: str | None = None
+    notes: tuple[Note, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    deployment: str | None = None
+
+    def with_severity(self, severity: Severity) -> Diagnostic:
+        return replace(self, severity=severity)
+
+    def for_deployment(self, name: str | None) -> Diagnostic:
+        return replace(self, deployment=name)
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str]:
+        loc = self.location
+        if loc is None:
+            return ("", -1, -1, self.code)
+        return (loc.file, loc.span.start, loc.span.end, self.code)
+
+
+@dataclass(slots=True)
+class DiagnosticSink:
+    """Collects diagnostics for one run; stages append, nobody raises."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        self.items.append(diagnostic)
+
+    def error(
+        self,
+        code: str,
+        message: str,
+        file: str | None,
+        span: Span | None,
+        **extra: object,
+    ) -> Diagnostic:
+        return self._emit(Severity.ERROR, code, message, file, span, extra)
+
+    def warning(
+        self,
+        code: str,
+        message: str,
+        file: str | None,
+        span: Span | None,
+        **extra: object,
+    ) -> Diagnostic:
+        return self._emit(Severity.WARNING, code, message, file, span, extra)
+
+    def info(
+        self,
+        code: str,
+        message: str,
+        file: str | None,
+        span: Span | None,
+        **extra: object,
+    ) -> Diagnostic:
+        return self._emit(Severity.INFO, code, message, file, span, extra)
+
+    def _emit(
+        self,
+        severity: Severity,
+        code: str,
+        message: str,
+        file: str | None,
+        span: Span | None,
+        extra: dict[str, object],
+    ) -> Diagnostic:
+        location = Location(file, span) if file is not None and span is not None else None
+        diagnostic = Diagnostic(code, severity, message, location, **extra)  # type: ignore[arg-type]
+        self.items.append(diagnostic)
+        return diagnostic
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity is Severity.ERROR for d in self.items)
+
+
+def replacement(message: str, file: str, span: Span, text: str) -> Fix:
+    """A fix that replaces one span with new text."""
+    return Fix(message, (Edit(Location(file, span), text),))
+
+
+def count(diagnostics: list[Diagnostic]) -> dict[str, int]:
+    counts = {"errors": 0, "warnings": 0, "infos": 0}
+    for d in diagnostics:
+        counts[{"error": "errors", "warning": "warnings", "info": "infos"}[d.severity.value]] += 1
+    return counts

@@ -1,0 +1,175 @@
+"""Builds AST nodes from the LALR parser's reductions, spans taken from tokens."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Token, Transformer
+
+from spark_dsl.span import Span
+from spark_dsl.syntax import ast
+
+
+class SyntaxProblem(Exception):
+    """A lexical problem found while building nodes (a bad escape, a malformed number)."""
+
+    def __init__(self, code: str, message: str, span: Span, help: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.span = span
+        self.help = help
+
+
+def _span(tok: Token) -> Span:
+    return Span(tok.start_pos or 0, tok.end_pos or 0)
+
+
+def _node_span(first: Any, last: Any) -> Span:
+    a = first.span if hasattr(first, "span") else _span(first)
+    b = last.span if hasattr(last, "span") else _span(last)
+    return Span(a.start, b.end)
+
+
+_ESCAPE = re.compile(r"\\(u\{[0-9A-Fa-f]{1,6}\}|.)")
+_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+_QUANTITY_PART = re.compile(r"([0-9][0-9_]*(?:\.[0-9][0-9_]*)?)([A-Za-z]+)")
+
+
+def unescape(tok: Token) -> str:
+    raw = str(tok)[1:-1]
+    if "\\" not in raw:
+        return raw
+    base = (tok.start_pos or 0) + 1
+
+    def repl(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if esc in _SIMPLE_ESCAPES:
+            return _SIMPLE_ESCAPES[esc]
+        if esc.startswith("u{"):
+            point = int(esc[2:-1], 16)
+            if point <= 0x10FFFF and not 0xD800 <= point <= 0xDFFF:
+                return chr(point)
+        span = Span(base + m.start(), base + m.end())
+        raise SyntaxProblem(
+            "SPK005",
+            f"invalid escape `{m.group(0)}` in string",
+            span,
+            'use one of `\\"`, `\\\\`, `\\n`, `\\t` or `\\u{...}` with a valid code point',
+        )
+
+    return _ESCAPE.sub(repl, raw)
+
+
+def _check_digits(text: str, span: Span) -> None:
+    for chunk in text.split("."):
+        if chunk.endswith("_") or "__" in chunk:
+            raise SyntaxProblem(
+                "SPK006",
+                f"malformed number `{text}`",
+                span,
+                "`_` may only separate digits, as in `32_768`",
+            )
+
+
+def number_value(text: str) -> int | float:
+    clean = text.replace("_", "")
+    return float(clean) if "." in clean else int(clean)
+
+
+class AstBuilder(Transformer[Token, Any]):
+    """Run inline by the LALR parser: each method receives its rule's children."""
+
+    # statements
+    def start(self, items: list[Any]) -> list[Any]:
+        return items
+
+    def import_stmt(self, c: list[Any]) -> ast.Import:
+        return ast.Import(self.string([c[1]]), _node_span(c[0], c[1]))
+
+    def _decl(self, c: list[Any]) -> tuple[ast.Ident, tuple[ast.Ident, ...], ast.Body, Span]:
+        name = ast.Ident(str(c[1]), _span(c[1]))
+        extends: tuple[ast.Ident, ...] = ()
+        rest = c[2:]
+        if isinstance(rest[0], tuple):
+            extends = rest[0]
+            rest = rest[1:]
+        lbrace, body_entries, rbrace = rest
+        body = ast.Body(tuple(body_entries), Span(_span(lbrace).start, _span(rbrace).end))
+        return name, extends, body, _node_span(c[0], rbrace)
+
+    def profile(self, c: list[Any]) -> ast.Profile:
+        return ast.Profile(*self._decl(c))
+
+    def deployment(self, c: list[Any]) -> ast.Deployment:
+        return ast.Deployment(*self._decl(c))
+
+    def extends(self, c: list[Any]) -> tuple[ast.Ident, ...]:
+        return tuple(ast.Ident(str(t), _span(t)) for t in c if t.type == "NAME")
+
+    # bodies
+    def body(self, entries: list[Any]) -> list[Any]:
+        return entries
+
+    def attribute(self, c: list[Any]) -> ast.Attribute:
+        key_tok, _, value = c
+        quoted = key_tok.type == "STRING"
+        key = ast.Ident(unescape(key_tok) if quoted else str(key_tok), _span(key_tok))
+        return ast.Attribute(key, value, _node_span(key_tok, value), quoted)
+
+    def block(self, c: list[Any]) -> ast.Block:
+        kind = ast.Ident(str(c[0]), _span(c[0]))
+        label = None
+        if len(c) == 5:
+            tok = c[1]
+            label = ast.Ident(unescape(tok) if tok.type == "STRING" else str(tok), _span(tok))
+        lbrace, entries, rbrace = c[-3:]
+        body = ast.Body(tuple(entries), Span(_span(lbrace).start, _span(rbrace).end))
+        return ast.Block(kind, label, body, _node_span(c[0], rbrace))
+
+    # values
+    def combination(self, c: list[Any]) -> ast.Combination:
+        terms = tuple(x for x in c if not isinstance(x, Token))
+        return ast.Combination(terms, _node_span(terms[0], terms[-1]))
+
+    def quantity(self, c: list[Token]) -> ast.Quantity:
+        tok = c[0]
+        span = _span(tok)
+        parts = tuple((m.group(1), m.group(2)) for m in _QUANTITY_PART.finditer(str(tok)))
+        for num, _unit in parts:
+            _check_digits(num, span)
+        return ast.Quantity(str(tok), parts, span)
+
+    def number(self, c: list[Token]) -> ast.Number:
+        tok = c[0]
+        _check_digits(str(tok), _span(tok))
+        return ast.Number(str(tok), number_value(str(tok)), _span(tok))
+
+    def string(self, c: list[Token]) -> ast.String:
+        return ast.String(unescape(c[0]), _span(c[0]))
+
+    def true(self, c: list[Token]) -> ast.Bool:
+        return ast.Bool(True, _span(c[0]))
+
+    def false(self, c: list[Token]) -> ast.Bool:
+        return ast.Bool(False, _span(c[0]))
+
+    def symbol(self, c: list[Token]) -> ast.Symbol:
+        return ast.Symbol(str(c[0]), _span(c[0]))
+
+    def call(self, c: list[Any]) -> ast.Call:
+        name = ast.Ident(str(c[0]), _span(c[0]))
+        args = tuple(x for x in c[2:-1] if isinstance(x, ast.Arg))
+        return ast.Call(name, args, _node_span(c[0], c[-1]))
+
+    def named_arg(self, c: list[Any]) -> ast.Arg:
+        name = ast.Ident(str(c[0]), _span(c[0]))
+        return ast.Arg(name, c[2], _node_span(c[0], c[2]))
+
+    def positional_arg(self, c: list[Any]) -> ast.Arg:
+        return ast.Arg(None, c[0], c[0].span)
+
+    def list(self, c: list[Any]) -> ast.ListValue:
+        items = tuple(x for x in c[1:-1] if x is not None and not isinstance(x, Token))
+        return ast.ListValue(items, _node_span(c[0], c[-1]))

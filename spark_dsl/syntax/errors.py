@@ -1,0 +1,224 @@
+"""Turns the parser's exceptions into syntax diagnostics worded for people (SPK0xx)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from spark_dsl.diagnostics import Diagnostic, Note, Severity
+from spark_dsl.span import LineIndex, Location, Span
+
+if TYPE_CHECKING:
+    from lark import Token
+    from lark.exceptions import UnexpectedInput
+
+_WORDS = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "NUMBER": "a number",
+    "QUANTITY": "a number with a unit",
+    "EQUAL": '"="',
+    "PLUS": '"+"',
+    "COMMA": '","',
+    "LBRACE": '"{"',
+    "RBRACE": '"}"',
+    "LPAR": '"("',
+    "RPAR": '")"',
+    "LSQB": '"["',
+    "RSQB": '"]"',
+    "IMPORT": '"import"',
+    "PROFILE": '"profile"',
+    "DEPLOYMENT": '"deployment"',
+    "EXTENDS": '"extends"',
+    "TRUE": '"true"',
+    "FALSE": '"false"',
+    "$END": "end of file",
+}
+_VALUE_STARTS = {"NAME", "STRING", "NUMBER", "QUANTITY", "TRUE", "FALSE", "LSQB"}
+# Keep the order of the words stable and natural: structure first, values last.
+_ORDER = list(_WORDS)
+
+
+def _expected_words(expected: set[str]) -> list[str]:
+    names = set(expected)
+    words: list[str] = []
+    if {"NAME", "STRING", "NUMBER", "QUANTITY"} <= names:
+        names -= _VALUE_STARTS
+        words.append("a value")
+    if {"EQUAL", "LBRACE"} <= names:
+        # After a key the label of a block is rare; "=" or "{" is what users mean.
+        names -= {"NAME", "STRING"}
+    ordered = sorted(names, key=lambda n: _ORDER.index(n) if n in _ORDER else len(_ORDER))
+    words[:0] = [_WORDS.get(n, n) for n in ordered if not n.startswith("__")]
+    return words
+
+
+def _join(words: list[str]) -> str:
+    if len(words) <= 2:
+        return " or ".join(words)
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _found(tok: Token) -> str:
+    if tok.type == "$END":
+        return "end of file"
+    return f'"{tok}"' if tok.type != "STRING" else f"the string {tok}"
+
+
+def _tokens_before(text: str, offset: int) -> list[Token]:
+    from spark_dsl.syntax.parser import _parser
+
+    seen: list[Token] = []
+    try:
+        for tok in _parser().lex(text):
+            if (tok.start_pos or 0) >= offset:
+                break
+            seen.append(tok)
+    except Exception:  # noqa: BLE001 - lexing past the error may fail; what we have is enough
+        pass
+    return seen
+
+
+def _brace_pairs(text: str) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """Matched `{`/`}` offset pairs, unclosed `{` offsets and unmatched `}` offsets."""
+    pairs: list[tuple[int, int]] = []
+    stack: list[int] = []
+    stray: list[int] = []
+    for tok in _tokens_before(text, len(text) + 1):
+        if tok.type == "LBRACE":
+            stack.append(tok.start_pos or 0)
+        elif tok.type == "RBRACE":
+            if stack:
+                pairs.append((stack.pop(), tok.start_pos or 0))
+            else:
+                stray.append(tok.start_pos or 0)
+    return pairs, stack, stray
+
+
+def _indent(index: LineIndex, offset: int) -> int:
+    line, _ = index.position(offset)
+    text = index.line_text(line)
+    return len(text) - len(text.lstrip())
+
+
+def _unclosed_brace(text: str, file: str, open_braces: list[int],
+                    pairs: list[tuple[int, int]]) -> Diagnostic:
+    index = LineIndex(text)
+    culprit = open_braces[-1]
+    # A `}` indented unlike its `{` most likely closes an outer block: the `{` it
+    # was matched with is the one the user forgot to close.
+    for start, end in sorted(pairs):
+        if index.position(start)[0] != index.position(end)[0] and _indent(index, start) != _indent(
+            index, end
+        ):
+            culprit = start
+            break
+    line, _ = index.position(culprit)
+    return Diagnostic(
+        "SPK003",
+        Severity.ERROR,
+        "unclosed `{`: the file ends before this block is closed",
+        Location(file, Span(culprit, culprit + 1)),
+        label="this block is never closed",
+        help=f"add `}}` where the block opened on line {line} ends",
+    )
+
+
+def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnostic:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
+    if isinstance(err, UnexpectedCharacters):
+        pos = err.pos_in_stream
+        ch = text[pos] if pos < len(text) else ""
+        if ch == '"':
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            return Diagnostic(
+                "SPK002",
+                Severity.ERROR,
+                "unterminated string",
+                Location(file, Span(pos, end)),
+                label="this string has no closing quote",
+                help='close the string with `"` on the same line (strings cannot span lines)',
+            )
+        return Diagnostic(
+            "SPK004",
+            Severity.ERROR,
+            f"unexpected character `{ch}`",
+            Location(file, Span(pos, pos + 1)),
+            label="not part of the language",
+            help="remove it, or quote it inside a string",
+        )
+
+    assert isinstance(err, UnexpectedToken)
+    tok = err.token
+    expected = set(err.expected)
+    if tok.type == "$END" and "RBRACE" in expected:
+        pairs, open_braces, _ = _brace_pairs(text)
+        if open_braces:
+            return _unclosed_brace(text, file, open_braces, pairs)
+    start = tok.start_pos if tok.start_pos is not None else len(text)
+    end = tok.end_pos if tok.end_pos is not None else start
+    if tok.type == "$END":
+        start = end = len(text.rstrip())
+    span = Span(start, max(end, start))
+    if tok.type == "RBRACE" and "RBRACE" not in expected:
+        _, _, stray = _brace_pairs(text)
+        if start in stray:
+            return Diagnostic(
+                "SPK003",
+                Severity.ERROR,
+                "unmatched `}`",
+                Location(file, span),
+                label="no block is open here",
+                help="remove this `}`, or add the `{` it was meant to close",
+            )
+    before = _tokens_before(text, start)
+    if (
+        expected == {"LBRACE"}
+        and len(before) >= 2
+        and before[-2].type == "NAME"
+        and before[-1].type in ("NAME", "STRING")
+    ):
+        return _missing_equals(file, before[-2], before[-1])
+    words = _expected_words(expected)
+    after = f" after {_found(before[-1])}" if before else ""
+    message = f"expected {_join(words)}{after}, found {_found(tok)}"
+    notes: tuple[Note, ...] = ()
+    help_text = _help_for(words, before, tok)
+    return Diagnostic(
+        "SPK001",
+        Severity.ERROR,
+        message,
+        Location(file, span),
+        label=f"expected {_join(words)}",
+        help=help_text,
+        notes=notes,
+    )
+
+
+def _missing_equals(file: str, key: Token, value: Token) -> Diagnostic:
+    """`accelerator b200` reads as a block header; the user almost surely left out "="."""
+    from spark_dsl.diagnostics import replacement
+
+    key_end = key.end_pos or 0
+    span = Span(value.start_pos or 0, value.end_pos or 0)
+    return Diagnostic(
+        "SPK001",
+        Severity.ERROR,
+        f'expected "=" or "{{" after "{key}", found {_found(value)}',
+        Location(file, span),
+        label='expected "=" or "{"',
+        help=f"write `{key} = {value}`",
+        fixes=(replacement(f"insert `=` after `{key}`", file, Span(key_end, key_end), " ="),),
+    )
+
+
+def _help_for(words: list[str], before: list[Token], tok: Token) -> str:
+    if words == ['"="', '"{"'] or ('"="' in words and before and before[-1].type == "NAME"):
+        name = before[-1] if before else "key"
+        return f"write `{name} = value` for an attribute or `{name} {{ ... }}` for a block"
+    if "a value" in words:
+        return "give a value: a number, a string, a name, a list `[...]` or a call `name(...)`"
+    if tok.type == "$END":
+        return "the file ends too early; complete the statement"
+    return f"the language expects {_join(words)} here"

@@ -1,0 +1,94 @@
+"""Parses `.spark` text into a Module, or into one located syntax diagnostic."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from spark_dsl.diagnostics import Diagnostic, Severity
+from spark_dsl.span import Location, Span
+from spark_dsl.syntax import ast
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+
+def grammar_path() -> Path:
+    """The shipped grammar (inside the wheel) or the repository's own copy."""
+    here = Path(__file__).resolve().parent.parent
+    shipped = here / "grammar" / "spark.lark"
+    return shipped if shipped.exists() else here.parent / "grammar" / "spark.lark"
+
+
+class _CommentCollector:
+    """Receives COMMENT tokens from the lexer for the parse in progress."""
+
+    def __init__(self) -> None:
+        self.current: list[ast.Comment] = []
+
+    def __call__(self, tok: object) -> None:
+        from lark import Token
+
+        assert isinstance(tok, Token)
+        self.current.append(ast.Comment(str(tok), Span(tok.start_pos or 0, tok.end_pos or 0)))
+
+
+_comments = _CommentCollector()
+_lock = threading.Lock()
+
+
+@cache
+def _parser() -> Lark:
+    from lark import Lark
+
+    from spark_dsl.syntax.builder import AstBuilder
+
+    return Lark(
+        grammar_path().read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="contextual",
+        transformer=AstBuilder(),
+        maybe_placeholders=True,
+        lexer_callbacks={"COMMENT": _comments},
+        cache=True,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    module: ast.Module | None
+    diagnostic: Diagnostic | None
+
+
+def parse(text: str, file: str) -> ParseResult:
+    """Parse one file's text; a syntax error yields a diagnostic instead of a module."""
+    from lark.exceptions import UnexpectedInput, VisitError
+
+    from spark_dsl.syntax.builder import SyntaxProblem
+    from spark_dsl.syntax.errors import describe_syntax_error
+
+    parser = _parser()
+    with _lock:
+        _comments.current = []
+        try:
+            statements = parser.parse(text)
+        except UnexpectedInput as err:
+            return ParseResult(None, describe_syntax_error(text, file, err))
+        except (VisitError, SyntaxProblem) as err:
+            problem = err.orig_exc if isinstance(err, VisitError) else err
+            if not isinstance(problem, SyntaxProblem):
+                raise
+            diagnostic = Diagnostic(
+                problem.code,
+                Severity.ERROR,
+                problem.message,
+                Location(file, problem.span),
+                help=problem.help,
+            )
+            return ParseResult(None, diagnostic)
+        comments = tuple(_comments.current)
+    module = ast.Module(tuple(statements), comments, Span(0, len(text)))
+    return ParseResult(module, None)
