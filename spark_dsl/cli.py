@@ -1,0 +1,132 @@
+"""The `spark` command line: parses options, runs the pipeline, renders, and picks the exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class _Current:
+    """The file being processed, so an internal failure can name it."""
+
+    path: str = "(no file)"
+
+
+def _internal_failure(err: BaseException) -> NoReturn:
+    click.echo(
+        f"spark: internal error while processing {_Current.path}: "
+        f"{type(err).__name__}: {err} (this is a bug in spark-dsl; please report it)",
+        err=True,
+    )
+    sys.exit(EXIT_INTERNAL)
+
+
+def _usage(message: str) -> NoReturn:
+    click.echo(f"spark: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _use_colour(no_color: bool) -> bool:
+    if no_color or "NO_COLOR" in os.environ:
+        return False
+    return sys.stdout.isatty()
+
+
+def _common(fn: Any) -> Any:
+    fn = click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path("."),
+        show_default=True,
+        help="Project root that imports may not leave.",
+    )(fn)
+    fn = click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json", "sarif", "github"]),
+        default="text",
+        show_default=True,
+        help="Diagnostics format.",
+    )(fn)
+    fn = click.option(
+        "--deny", type=click.Choice(["warnings"]), multiple=True, help="Make warnings fail the run."
+    )(fn)
+    fn = click.option("--no-color", is_flag=True, help="No colour (NO_COLOR is honoured too).")(fn)
+    return fn
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="spark-dsl", prog_name="spark")
+def main() -> None:
+    """Compile `.spark` deployment specs into checked vLLM deployments."""
+
+
+def checked_run(paths: tuple[str, ...], root: Path) -> Any:
+    """Runs the pipeline over the paths; usage errors exit 2, internal failures exit 3."""
+    from spark_dsl.pipeline import UsageError, collect_paths, run
+
+    if not root.is_dir():
+        _usage(f"--root {root} is not a directory")
+    try:
+        files = collect_paths(list(paths), root)
+    except UsageError as err:
+        _usage(str(err))
+
+    def note(path: Path) -> None:
+        _Current.path = str(path)
+
+    try:
+        return run(files, root, on_file=note)
+    except Exception as err:  # noqa: BLE001 - the one place a bug becomes exit 3, not a traceback
+        _internal_failure(err)
+
+
+def emit_diagnostics(result: Any, fmt: str, no_color: bool) -> None:
+    files = [s.name for s in result.files]
+    if fmt == "json":
+        from spark_dsl.render.json_format import render
+
+        sys.stdout.write(render(files, result.diagnostics, result.sources))
+    elif fmt == "sarif":
+        from spark_dsl.render.sarif import render as render_sarif
+
+        sys.stdout.write(render_sarif(result.diagnostics, result.sources))
+    elif fmt == "github":
+        from spark_dsl.render.github import render as render_github
+
+        sys.stdout.write(render_github(result.diagnostics, result.sources))
+    else:
+        from spark_dsl.render.text import render as render_text
+
+        sys.stdout.write(
+            render_text(result.diagnostics, result.sources, len(files), _use_colour(no_color))
+        )
+
+
+def exit_code(result: Any, deny: tuple[str, ...]) -> int:
+    from spark_dsl.diagnostics import Severity
+
+    if result.has_errors:
+        return EXIT_ERRORS
+    if "warnings" in deny and any(d.severity is Severity.WARNING for d in result.diagnostics):
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@_common
+def check(paths: tuple[str, ...], root: Path, fmt: str, deny: tuple[str, ...], no_color: bool) -> None:
+    """Parse, resolve and check files (a directory means every *.spark below it)."""
+    result = checked_run(paths, root)
+    try:
+        emit_diagnostics(result, fmt, no_color)
+    except Exception as err:  # noqa: BLE001
+        _internal_failure(err)
+    sys.exit(exit_code(result, deny))

@@ -1,0 +1,318 @@
+"""Loads files with their imports (confined to the root), resolves profiles and `extends` into deployments."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_dsl.diagnostics import DiagnosticSink, Note
+from spark_dsl.schema import deployment_schema
+from spark_dsl.span import LineIndex, Location, Span
+from spark_dsl.syntax import ast
+from spark_dsl.typecheck import BodyChecker, did_you_mean
+from spark_dsl.values import TypedBody
+
+DEPLOYMENT_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+MAX_DEPLOYMENT_NAME = 40
+
+
+@dataclass
+class SourceFile:
+    """One file's text, its display name, and its parse."""
+
+    path: Path
+    name: str
+    text: str
+    module: ast.Module | None
+    _index: LineIndex | None = None
+
+    @property
+    def index(self) -> LineIndex:
+        if self._index is None:
+            self._index = LineIndex(self.text)
+        return self._index
+
+
+@dataclass
+class ProfileDef:
+    node: ast.Profile
+    source: SourceFile
+    typed: TypedBody | None = None
+    resolved: TypedBody | None = None
+
+
+@dataclass
+class ResolvedDeployment:
+    """A deployment with its profiles merged in: what the plan reads."""
+
+    name: str
+    node: ast.Deployment
+    source: SourceFile
+    body: TypedBody
+    profiles: tuple[str, ...]
+
+
+@dataclass
+class Loader:
+    """Loads a run's files once each, so imports shared by many specs are parsed once."""
+
+    root: Path
+    sink: DiagnosticSink
+    overlays: dict[Path, str] = field(default_factory=dict)
+    files: dict[Path, SourceFile] = field(default_factory=dict)
+    _scopes: dict[Path, dict[str, ProfileDef]] = field(default_factory=dict)
+    _loading: list[Path] = field(default_factory=list)
+
+    def display(self, path: Path) -> str:
+        try:
+            rel = os.path.relpath(path)
+        except ValueError:  # pragma: no cover - another drive on Windows
+            rel = str(path)
+        return Path(rel).as_posix()
+
+    def source(self, path: Path) -> SourceFile | None:
+        """Read and parse a file once; None (after a diagnostic) when it cannot be read."""
+        path = path.resolve()
+        if path in self.files:
+            return self.files[path]
+        from spark_dsl.syntax.parser import parse
+
+        name = self.display(path)
+        text = self.overlays.get(path)
+        if text is None:
+            try:
+                text = path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as err:
+                self.sink.error(
+                    "SPK007",
+                    f"file is not valid UTF-8 (byte {err.start})",
+                    name,
+                    Span(0, 0),
+                    help="save the file as UTF-8",
+                )
+                text = ""
+                self.files[path] = SourceFile(path, name, text, None)
+                return self.files[path]
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        result = parse(text, name)
+        if result.diagnostic is not None:
+            self.sink.add(result.diagnostic)
+        self.files[path] = SourceFile(path, name, text, result.module)
+        return self.files[path]
+
+    # ---- imports and profiles ---------------------------------------------
+
+    def scope(self, source: SourceFile) -> dict[str, ProfileDef]:
+        """The profiles visible in a file: its own and those of its import closure."""
+        if source.path in self._scopes:
+            return self._scopes[source.path]
+        self._loading.append(source.path)
+        scope: dict[str, ProfileDef] = {}
+        module = source.module
+        if module is not None:
+            for prof in module.profiles:
+                self._add_profile(scope, ProfileDef(prof, source), source, None)
+            for imp in module.imports:
+                imported = self._import(source, imp)
+                if imported is None:
+                    continue
+                for prof in self.scope(imported).values():
+                    self._add_profile(scope, prof, source, imp)
+        self._loading.pop()
+        self._scopes[source.path] = scope
+        return scope
+
+    def _add_profile(
+        self, scope: dict[str, ProfileDef], prof: ProfileDef, source: SourceFile, via: ast.Import | None
+    ) -> None:
+        name = prof.node.name.name
+        existing = scope.get(name)
+        if existing is None:
+            scope[name] = prof
+            return
+        if existing.node is prof.node:
+            return
+        earlier = Location(existing.source.name, existing.node.name.span)
+        if via is None:
+            where, label = prof.node.name.span, "defined again here"
+        else:
+            where, label = via.span, f"brings in a second profile `{name}`"
+        self.sink.error(
+            "SPK114",
+            f"duplicate profile `{name}`",
+            source.name,
+            where,
+            label=label,
+            help="rename one of the profiles; names must be unique across a file and its imports",
+            notes=(
+                Note("first defined here", earlier),
+                Note("also defined here", Location(prof.source.name, prof.node.name.span)),
+            ),
+        )
+
+    def _import(self, source: SourceFile, imp: ast.Import) -> SourceFile | None:
+        raw = imp.path.value
+        target = (source.path.parent / raw).resolve()
+        root = self.root.resolve()
+        if not target.is_relative_to(root):
+            self.sink.error(
+                "SPK112",
+                f'import "{raw}" leaves the project root',
+                source.name,
+                imp.path.span,
+                label=f"resolves to {target}",
+                help=f"keep imports inside {self.display(root) or '.'}, or pass a wider `--root`",
+            )
+            return None
+        if target in self._loading:
+            chain = self._loading[self._loading.index(target):] + [target]
+            shown = " -> ".join(self.display(p) for p in chain)
+            self.sink.error(
+                "SPK113",
+                f'import cycle: "{raw}" imports this file again',
+                source.name,
+                imp.path.span,
+                label="closes the cycle",
+                help=f"break the cycle {shown}: move the shared profiles into a file both import",
+            )
+            return None
+        if target not in self.overlays and not target.is_file():
+            self.sink.error(
+                "SPK111",
+                f'imported file "{raw}" does not exist',
+                source.name,
+                imp.path.span,
+                label=f"looked for {self.display(target)}",
+                help="paths are relative to the importing file",
+            )
+            return None
+        return self.source(target)
+
+    def typed_profile(self, prof: ProfileDef) -> TypedBody:
+        if prof.typed is None:
+            checker = BodyChecker(prof.source.name, self.sink, profile=prof.node.name.name)
+            prof.typed = checker.check(prof.node.body, deployment_schema(), prof.node.name.span)
+        return prof.typed
+
+    def _resolve_extends(
+        self,
+        parents: tuple[ast.Ident, ...],
+        scope: dict[str, ProfileDef],
+        source: SourceFile,
+        chain: tuple[str, ...],
+        deployment: str | None,
+    ) -> tuple[TypedBody, tuple[str, ...]]:
+        merged = TypedBody()
+        used: list[str] = []
+        for parent in parents:
+            prof = scope.get(parent.name)
+            if prof is None:
+                self._unknown_profile(parent, scope, source, deployment)
+                continue
+            if parent.name in chain:
+                cycle = " -> ".join([*chain, parent.name])
+                self.sink.error(
+                    "SPK116",
+                    f"profile `{parent.name}` extends itself",
+                    source.name,
+                    parent.span,
+                    deployment=deployment,
+                    help=f"break the cycle {cycle}",
+                )
+                continue
+            body, names = self.resolved_profile(prof, (*chain, parent.name), deployment)
+            merged = merged.merged_with(body)
+            used.extend(n for n in names if n not in used)
+        return merged, tuple(used)
+
+    def resolved_profile(
+        self, prof: ProfileDef, chain: tuple[str, ...], deployment: str | None
+    ) -> tuple[TypedBody, tuple[str, ...]]:
+        scope = self.scope(prof.source)
+        base, names = self._resolve_extends(prof.node.extends, scope, prof.source, chain, deployment)
+        return base.merged_with(self.typed_profile(prof)), (*names, prof.node.name.name)
+
+    def _unknown_profile(
+        self, ident: ast.Ident, scope: dict[str, ProfileDef], source: SourceFile, deployment: str | None
+    ) -> None:
+        from spark_dsl.diagnostics import replacement
+
+        close = did_you_mean(ident.name, tuple(scope))
+        message = f"unknown profile `{ident.name}`"
+        fixes = ()
+        if close:
+            message += f"; did you mean `{close}`?"
+            fixes = (replacement(f"replace with `{close}`", source.name, ident.span, close),)
+        known = ", ".join(f"`{n}`" for n in sorted(scope)) or "none"
+        self.sink.error(
+            "SPK115",
+            message,
+            source.name,
+            ident.span,
+            deployment=deployment,
+            help=f"profiles visible here: {known}; import the file that defines it",
+            fixes=fixes,
+        )
+
+    # ---- deployments --------------------------------------------------------
+
+    def deployments(self, source: SourceFile) -> list[ResolvedDeployment]:
+        """Every deployment of a file, profiles merged, required keys checked."""
+        module = source.module
+        if module is None:
+            return []
+        scope = self.scope(source)
+        for prof in scope.values():
+            if prof.source is source:
+                self.resolved_profile(prof, (prof.node.name.name,), None)
+        out = []
+        for node in module.deployments:
+            name = node.name.name
+            self._check_name(node, source)
+            base, profiles = self._resolve_extends(node.extends, scope, source, (), name)
+            checker = BodyChecker(source.name, self.sink, deployment=name)
+            own = checker.check(node.body, deployment_schema(), node.name.span)
+            body = base.merged_with(own)
+            body.origin = own.origin
+            self._check_required(node, source, body)
+            out.append(ResolvedDeployment(name, node, source, body, profiles))
+        return out
+
+    def _check_name(self, node: ast.Deployment, source: SourceFile) -> None:
+        name = node.name.name
+        if DEPLOYMENT_NAME.match(name) and len(name) <= MAX_DEPLOYMENT_NAME:
+            return
+        from spark_dsl.diagnostics import replacement
+
+        fixed = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:MAX_DEPLOYMENT_NAME].strip("-")
+        reason = (
+            f"is {len(name)} characters long (at most {MAX_DEPLOYMENT_NAME})"
+            if len(name) > MAX_DEPLOYMENT_NAME and DEPLOYMENT_NAME.match(name)
+            else "is not a DNS-1123 label"
+        )
+        self.sink.error(
+            "SPK108",
+            f"deployment name `{name}` {reason}",
+            source.name,
+            node.name.span,
+            deployment=name,
+            help="use lowercase letters, digits and `-`, at most 40 characters: targets name "
+            "files, jobs and Kubernetes objects after it"
+            + (f" (e.g. `{fixed}`)" if fixed else ""),
+            fixes=(replacement(f"rename to `{fixed}`", source.name, node.name.span, fixed),) if fixed else (),
+        )
+
+    def _check_required(self, node: ast.Deployment, source: SourceFile, body: TypedBody) -> None:
+        for key, example in (("model", "muse-spark-open"), ("accelerator", "b200")):
+            if body.get(key) is None and key not in body.invalid:
+                self.sink.error(
+                    "SPK107",
+                    f"deployment `{node.name.name}` has no `{key}`",
+                    source.name,
+                    node.name.span,
+                    deployment=node.name.name,
+                    help=f"add `{key} = {example}` to the deployment or a profile it extends",
+                )

@@ -1,0 +1,148 @@
+"""The one pipeline the CLI and the language server share: files in, deployments and diagnostics out."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_dsl.diagnostics import Diagnostic, DiagnosticSink, Note, Severity
+from spark_dsl.loader import Loader, ResolvedDeployment, SourceFile
+from spark_dsl.span import Location
+
+IGNORE_COMMENT = re.compile(r"#\s*spark:\s*ignore\[([A-Z0-9,\s]+)\]")
+
+
+class UsageError(Exception):
+    """The command was misused (a missing path, a path outside the root): exit 2."""
+
+
+@dataclass
+class RunResult:
+    files: list[SourceFile]
+    deployments: list[ResolvedDeployment]
+    diagnostics: list[Diagnostic]
+    sources: dict[str, SourceFile] = field(default_factory=dict)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+
+def collect_paths(paths: list[str], root: Path) -> list[Path]:
+    """The `.spark` files named by the arguments, directories searched recursively."""
+    found: list[Path] = []
+    root = root.resolve()
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise UsageError(f"no such file or directory: {raw}")
+        resolved = path.resolve()
+        if not resolved.is_relative_to(root):
+            raise UsageError(f"{raw} is outside the project root {root} (see --root)")
+        if path.is_dir():
+            below = sorted(p for p in path.rglob("*.spark") if p.is_file())
+            if not below:
+                raise UsageError(f"{raw} holds no .spark file")
+            found.extend(below)
+        else:
+            found.append(path)
+    unique: dict[Path, Path] = {}
+    for p in found:
+        unique.setdefault(p.resolve(), p)
+    return list(unique.values())
+
+
+def run(
+    paths: list[Path],
+    root: Path,
+    overlays: dict[Path, str] | None = None,
+    *,
+    on_file: object = None,
+) -> RunResult:
+    """Parse, load and check `paths` in one process; never raises for bad input."""
+    sink = DiagnosticSink()
+    loader = Loader(root, sink, overlays={p.resolve(): t for p, t in (overlays or {}).items()})
+    files: list[SourceFile] = []
+    deployments: list[ResolvedDeployment] = []
+    for path in paths:
+        if callable(on_file):
+            on_file(path)
+        source = loader.source(path)
+        if source is None:
+            continue
+        files.append(source)
+        deployments.extend(loader.deployments(source))
+    _check_unique_names(deployments, sink)
+    diagnostics = _apply_ignores(sink.items, loader.files.values())
+    order = {s.name: i for i, s in enumerate(loader.files.values())}
+    diagnostics.sort(key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key))
+    return RunResult(files, deployments, _dedupe(diagnostics), {s.name: s for s in loader.files.values()})
+
+
+def _check_unique_names(deployments: list[ResolvedDeployment], sink: DiagnosticSink) -> None:
+    first: dict[str, ResolvedDeployment] = {}
+    for dep in deployments:
+        earlier = first.setdefault(dep.name, dep)
+        if earlier is dep:
+            continue
+        sink.error(
+            "SPK109",
+            f"a deployment named `{dep.name}` already exists in this run",
+            dep.source.name,
+            dep.node.name.span,
+            deployment=dep.name,
+            label="second deployment with this name",
+            help="rename one: both would write their outputs to the same folder",
+            notes=(Note("first defined here", Location(earlier.source.name, earlier.node.name.span)),),
+        )
+
+
+def ignored_codes(source: SourceFile) -> dict[int, set[str]]:
+    """Line number -> codes silenced by `# spark: ignore[...]` on that line."""
+    out: dict[int, set[str]] = {}
+    if source.module is None:
+        return out
+    for comment in source.module.comments:
+        m = IGNORE_COMMENT.search(comment.text)
+        if m:
+            line, _ = source.index.position(comment.span.start)
+            codes = {c.strip() for c in m.group(1).split(",") if c.strip()}
+            out.setdefault(line, set()).update(codes)
+    return out
+
+
+def _apply_ignores(diagnostics: list[Diagnostic], sources: object) -> list[Diagnostic]:
+    """Drops warnings and infos silenced on their line or the line above; errors always stay."""
+    by_name = {s.name: s for s in sources}  # type: ignore[attr-defined]
+    cache: dict[str, dict[int, set[str]]] = {}
+    kept = []
+    for d in diagnostics:
+        if d.severity is Severity.ERROR or d.location is None or d.code.startswith("SPK0"):
+            kept.append(d)
+            continue
+        source = by_name.get(d.location.file)
+        if source is None:
+            kept.append(d)
+            continue
+        if d.location.file not in cache:
+            cache[d.location.file] = ignored_codes(source)
+        ignores = cache[d.location.file]
+        line, _ = source.index.position(d.location.span.start)
+        if d.code in ignores.get(line, ()) or d.code in ignores.get(line - 1, ()):
+            continue
+        kept.append(d)
+    return kept
+
+
+def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """A profile's problem reached through several deployments is reported once."""
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for d in diagnostics:
+        key = (d.code, d.location, d.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(d)
+    return out

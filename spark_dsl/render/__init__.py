@@ -1,0 +1,27 @@
+"""Renderers of diagnostics for people and machines; spans become lines and columns only here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spark_dsl.loader import SourceFile
+from spark_dsl.span import Location
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """1-based start and exclusive end, columns in code points."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+def position(location: Location, sources: dict[str, SourceFile]) -> Position:
+    source = sources.get(location.file)
+    if source is None:
+        return Position(1, 1, 1, 1)
+    line, col = source.index.position(location.span.start)
+    end_line, end_col = source.index.position(location.span.end)
+    return Position(line, col, end_line, end_col)

@@ -1,0 +1,270 @@
+"""The one schema table of the language: every key and block, its type, unit family and symbols.
+
+The type checker, the formatter, the language server (hover, completion) and the
+docs all read this table; nothing else lists keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cache
+
+
+class Kind(str, Enum):
+    """A key's value type, named as users read it in messages."""
+
+    INTEGER = "integer"
+    COUNT = "count"
+    SIZE = "size"
+    DURATION = "duration"
+    FRACTION = "fraction"
+    BOOL = "boolean"
+    STRING = "string"
+    SYMBOL = "symbol"
+    MODEL = "model id"
+    SYMBOL_LIST = "list of symbols"
+    STRING_LIST = "list of strings"
+    PARALLEL = "parallelism"
+    SPECULATIVE = "speculative decoding"
+    SECRET = "secret reference"
+    VOLUME = "volume"
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    name: str
+    kind: Kind
+    doc: str
+    symbols: tuple[str, ...] = ()
+    default: str = ""
+    minimum: int | None = None
+    maximum: int | None = None
+
+    @property
+    def type_name(self) -> str:
+        if self.kind is Kind.SYMBOL:
+            return " | ".join(self.symbols)
+        if self.kind is Kind.SYMBOL_LIST:
+            return "list of " + " | ".join(self.symbols)
+        return self.kind.value
+
+
+@dataclass(frozen=True, slots=True)
+class BlockSpec:
+    """A body: its keys, its nested blocks, and for labelled blocks one body per label.
+
+    `map_of` makes the body a free-form map (keys are names chosen by the user,
+    values all of that kind), as in `env { ... }`.
+    """
+
+    name: str
+    doc: str
+    keys: dict[str, KeySpec] = field(default_factory=dict)
+    blocks: dict[str, BlockSpec] = field(default_factory=dict)
+    labels: dict[str, BlockSpec] | None = None
+    map_of: Kind | None = None
+
+
+def _keys(*specs: KeySpec) -> dict[str, KeySpec]:
+    return {s.name: s for s in specs}
+
+
+CHECKPOINTS = ("bf16", "mxfp4", "nvfp4", "bf16-to-mxfp4")
+MODALITIES = ("text", "image", "audio", "video")
+ATTENTION = ("auto", "triton", "aiter", "flashinfer")
+KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
+TARGET_KINDS = ("shell", "compose", "slurm", "kubernetes", "vllm-config")
+
+
+def _pool(name: str) -> BlockSpec:
+    return BlockSpec(
+        name,
+        f"the {name} pool of a disaggregated deployment",
+        keys=_keys(
+            KeySpec("nodes", Kind.INTEGER, f"nodes in the {name} pool", default="1", minimum=1),
+            KeySpec(
+                "parallel",
+                Kind.PARALLEL,
+                f"parallelism of each {name} node",
+                default="the deployment's `parallel`",
+            ),
+        ),
+    )
+
+
+def _targets() -> dict[str, BlockSpec]:
+    string_map = Kind.STRING
+    return {
+        "shell": BlockSpec("shell", "a bash script, `serve.sh`, that runs the launch for a rank"),
+        "compose": BlockSpec(
+            "compose",
+            "a Docker Compose file, `compose.yaml`, one service per launch on one host",
+            keys=_keys(
+                KeySpec("project", Kind.STRING, "Compose project name", default="the deployment name"),
+                KeySpec(
+                    "restart",
+                    Kind.SYMBOL,
+                    "restart policy",
+                    symbols=("no", "always", "on-failure", "unless-stopped"),
+                    default="unless-stopped",
+                ),
+                KeySpec("model_cache", Kind.STRING, "host path for the model cache", default="a named volume"),
+                KeySpec("start_period", Kind.DURATION, "health-check start period", default="30m"),
+            ),
+        ),
+        "slurm": BlockSpec(
+            "slurm",
+            "a Slurm batch script, `job.sbatch`",
+            keys=_keys(
+                KeySpec("partition", Kind.STRING, "Slurm partition"),
+                KeySpec("account", Kind.STRING, "Slurm account"),
+                KeySpec("qos", Kind.STRING, "Slurm quality of service"),
+                KeySpec("time", Kind.DURATION, "time limit", default="4h"),
+                KeySpec(
+                    "container",
+                    Kind.SYMBOL,
+                    "container runtime",
+                    symbols=("pyxis", "apptainer", "none"),
+                    default="none",
+                ),
+                KeySpec("output", Kind.STRING, "job output file", default="logs/%x-%j.out"),
+                KeySpec("ready_timeout", Kind.DURATION, "how long to wait for /health", default="45m"),
+            ),
+        ),
+        "kubernetes": BlockSpec(
+            "kubernetes",
+            "Kubernetes objects, `kubernetes.yaml`",
+            keys=_keys(
+                KeySpec("namespace", Kind.STRING, "namespace of every object", default="default"),
+                KeySpec("replicas", Kind.INTEGER, "replicas of the deployment", default="1", minimum=0),
+                KeySpec(
+                    "service_type",
+                    Kind.SYMBOL,
+                    "Service type",
+                    symbols=("ClusterIP", "NodePort", "LoadBalancer"),
+                    default="ClusterIP",
+                ),
+                KeySpec(
+                    "model_cache",
+                    Kind.VOLUME,
+                    "model cache volume: `pvc(\"name\")`, `hostpath(\"/path\")` or `emptydir`",
+                    default="emptydir",
+                ),
+            ),
+            blocks={
+                "node_selector": BlockSpec("node_selector", "node labels pods must match", map_of=string_map),
+                "labels": BlockSpec("labels", "labels added to every object", map_of=string_map),
+                "annotations": BlockSpec("annotations", "annotations added to every pod", map_of=string_map),
+            },
+        ),
+        "vllm-config": BlockSpec(
+            "vllm-config", "a `vllm serve --config` file, `vllm-config.yaml`, for one node"
+        ),
+    }
+
+
+@cache
+def deployment_schema() -> BlockSpec:
+    """The body of a deployment (and of a profile), with symbols from the catalog."""
+    from spark_dsl import catalog
+
+    cat = catalog.load()
+    return BlockSpec(
+        "deployment",
+        "one deployment of a model",
+        keys=_keys(
+            KeySpec("model", Kind.MODEL, "catalog model id", symbols=tuple(cat.models), default="required"),
+            KeySpec(
+                "accelerator",
+                Kind.SYMBOL,
+                "catalog accelerator id",
+                symbols=tuple(cat.accelerators),
+                default="required",
+            ),
+            KeySpec("gpus", Kind.INTEGER, "GPUs used on each node", default="the accelerator's GPUs per node", minimum=1),
+            KeySpec("nodes", Kind.INTEGER, "nodes", default="1", minimum=1),
+            KeySpec("checkpoint", Kind.SYMBOL, "which weights", symbols=CHECKPOINTS, default="by recipe path"),
+            KeySpec(
+                "parallel",
+                Kind.PARALLEL,
+                "a combination of `tp`, `tp(N)`, `ep`, `dp(N)`; or `auto`",
+                default="by recipe path",
+            ),
+            KeySpec(
+                "speculative",
+                Kind.SPECULATIVE,
+                "`none`, `dspark`, `dspark(adaptive)` (optional `tokens = N`) or `auto`",
+                default="by recipe path",
+            ),
+            KeySpec("attention", Kind.SYMBOL, "attention backend", symbols=ATTENTION, default="by recipe path"),
+            KeySpec("frontend", Kind.SYMBOL, "API server frontend", symbols=("rust", "python"), default="by recipe path"),
+            KeySpec("max_model_len", Kind.COUNT, "context limit in tokens", default="by recipe path", minimum=1),
+            KeySpec("max_num_seqs", Kind.COUNT, "concurrent sequences per engine", default="vLLM's", minimum=1),
+            KeySpec("kv_cache_dtype", Kind.SYMBOL, "KV cache precision", symbols=KV_CACHE_DTYPES, default="auto"),
+            KeySpec("modalities", Kind.SYMBOL_LIST, "input modalities served", symbols=MODALITIES, default="by recipe path"),
+            KeySpec("prefix_caching", Kind.BOOL, "automatic prefix caching", default="by recipe path"),
+            KeySpec("chunked_prefill", Kind.BOOL, "chunked prefill", default="by recipe path"),
+            KeySpec("model_runner", Kind.SYMBOL, "vLLM model runner", symbols=("v1", "v2"), default="by recipe path"),
+            KeySpec("gpu_memory_utilization", Kind.FRACTION, "fraction of GPU memory vLLM may use, in (0, 1]", default="0.92"),
+            KeySpec(
+                "allow_unvalidated",
+                Kind.BOOL,
+                "turn 'not a validated configuration' errors into warnings",
+                default="false",
+            ),
+        ),
+        blocks={
+            "workload": BlockSpec(
+                "workload",
+                "the traffic the deployment is sized for",
+                keys=_keys(
+                    KeySpec("concurrency", Kind.COUNT, "concurrent requests", minimum=1),
+                    KeySpec("goal", Kind.SYMBOL, "what to optimize", symbols=("latency", "throughput")),
+                ),
+            ),
+            "serve": BlockSpec(
+                "serve",
+                "the API server's own settings",
+                keys=_keys(
+                    KeySpec("port", Kind.INTEGER, "API port", default="8000", minimum=1, maximum=65535),
+                    KeySpec("host", Kind.STRING, "address to bind"),
+                    KeySpec("served_model_name", Kind.STRING, "model name clients use"),
+                    KeySpec("api_key", Kind.SECRET, "API key: `secret(...)` or `env(...)`"),
+                    KeySpec("extra_args", Kind.STRING_LIST, "vLLM flags the language does not model"),
+                ),
+                blocks={"env": BlockSpec("env", "extra environment variables", map_of=Kind.STRING)},
+            ),
+            "runtime": BlockSpec(
+                "runtime",
+                "where and how the server runs",
+                keys=_keys(
+                    KeySpec("image", Kind.STRING, "container image", default="vLLM's image for the vendor, pinned"),
+                    KeySpec("model_path", Kind.STRING, "repository or local path served instead of the catalog's"),
+                    KeySpec("hf_token", Kind.SECRET, "Hugging Face token: `secret(...)` or `env(...)`"),
+                    KeySpec("model_cache", Kind.STRING, "where weights are cached"),
+                    KeySpec("shm_size", Kind.SIZE, "shared-memory size"),
+                ),
+            ),
+            "disaggregation": BlockSpec(
+                "disaggregation",
+                "prefill/decode disaggregation",
+                keys=_keys(KeySpec("connector", Kind.SYMBOL, "KV transfer connector", symbols=("nixl",), default="nixl")),
+                blocks={"prefill": _pool("prefill"), "decode": _pool("decode")},
+            ),
+            "target": BlockSpec("target", "an output to build", labels=_targets()),
+        },
+    )
+
+
+def lookup_block(path: tuple[str, ...]) -> BlockSpec | None:
+    """The schema of a nested body, by block kinds and labels from the deployment down."""
+    spec: BlockSpec | None = deployment_schema()
+    for part in path:
+        if spec is None:
+            return None
+        if spec.labels is not None:
+            spec = spec.labels.get(part)
+        else:
+            spec = spec.blocks.get(part)
+    return spec

@@ -1,0 +1,107 @@
+"""Reads quantity literals (`32K`, `64GiB`, `1h30m`) by the unit family of the key they are assigned to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+# vLLM's human-readable integers: lowercase decimal, uppercase binary.
+COUNT_UNITS = {"k": 10**3, "K": 2**10, "m": 10**6, "M": 2**20, "g": 10**9, "G": 2**30}
+SIZE_UNITS = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+}
+DURATION_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+FAMILY_UNITS = {"count": COUNT_UNITS, "size": SIZE_UNITS, "duration": DURATION_UNITS}
+
+
+@dataclass(frozen=True, slots=True)
+class UnitError:
+    """Why a literal does not read as its key's unit family; `help` names the fix."""
+
+    message: str
+    help: str
+
+
+def accepted_suffixes(family: str) -> str:
+    return ", ".join(f"`{u}`" for u in FAMILY_UNITS[family])
+
+
+def _decimal(text: str) -> Decimal:
+    return Decimal(text.replace("_", ""))
+
+
+def read_quantity(family: str, text: str, parts: tuple[tuple[str, str], ...]) -> int | UnitError:
+    """The integer a quantity denotes in `family` (tokens, bytes or seconds)."""
+    units = FAMILY_UNITS[family]
+    for _num, unit in parts:
+        if unit not in units:
+            close = [u for u in units if u.lower() == unit.lower()]
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            return UnitError(
+                f"unit `{unit}` in `{text}` is not a {family} unit{hint}",
+                f"{family} values take {accepted_suffixes(family)}",
+            )
+    if family == "duration":
+        return _read_duration(text, parts)
+    if len(parts) != 1:
+        return UnitError(
+            f"`{text}` chains several units", f"write one number with one unit, e.g. `32K`"
+        )
+    num, unit = parts[0]
+    try:
+        value = _decimal(num) * units[unit]
+    except InvalidOperation:  # pragma: no cover - the grammar only admits digits
+        return UnitError(f"`{text}` is not a number", "write digits, e.g. `32K`")
+    if family == "count" and "." in num and unit.isupper():
+        return UnitError(
+            f"`{text}`: a fractional count takes only a lowercase (decimal) suffix",
+            f"write a whole number with `{unit}`, or use `{unit.lower()}` (e.g. `25.6k` = 25,600)",
+        )
+    if value != value.to_integral_value():
+        whole = "tokens" if family == "count" else "bytes"
+        return UnitError(
+            f"`{text}` is not a whole number of {whole} ({value.normalize():f})",
+            "choose a value that comes out whole",
+        )
+    return int(value)
+
+
+def _read_duration(text: str, parts: tuple[tuple[str, str], ...]) -> int | UnitError:
+    order = list(DURATION_UNITS)
+    seen: list[int] = []
+    total = Decimal(0)
+    for num, unit in parts:
+        rank = order.index(unit)
+        if seen and rank <= seen[-1]:
+            return UnitError(
+                f"`{text}`: units must go from largest to smallest, each once",
+                "write e.g. `1h30m` or `2d12h`",
+            )
+        seen.append(rank)
+        total += _decimal(num) * DURATION_UNITS[unit]
+    if total != total.to_integral_value():
+        return UnitError(
+            f"`{text}` is not a whole number of seconds", "use a smaller unit, e.g. `90m`"
+        )
+    return int(total)
+
+
+def format_duration(seconds: int) -> str:
+    """`5400` -> `1h30m`: the shortest chained spelling."""
+    if seconds == 0:
+        return "0s"
+    out = []
+    for unit, size in DURATION_UNITS.items():
+        if seconds >= size:
+            out.append(f"{seconds // size}{unit}")
+            seconds %= size
+    return "".join(out)

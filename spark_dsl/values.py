@@ -1,0 +1,123 @@
+"""Typed values of a checked spec: what the plan reads, each remembering its origin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_dsl.span import Span
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a value was written: its file and span, and the profile that supplied it."""
+
+    file: str
+    span: Span
+    key_span: Span
+    profile: str | None = None
+
+    def describe(self) -> str:
+        return f"profile {self.profile}" if self.profile else "user"
+
+
+@dataclass(frozen=True, slots=True)
+class Parallel:
+    """`tp`, `tp(N)`, `ep`, `dp(N)` combined, or `auto`.
+
+    `tp` is None when the user wrote plain `tp` (TP = GPUs per node) or left
+    it out entirely (`has_tp` tells which).
+    """
+
+    tp: int | None = None
+    has_tp: bool = False
+    ep: bool = False
+    dp: int | None = None
+    auto: bool = False
+
+    def spelled(self) -> str:
+        if self.auto:
+            return "auto"
+        terms = []
+        if self.dp is not None:
+            terms.append(f"dp({self.dp})")
+        if self.has_tp:
+            terms.append("tp" if self.tp is None else f"tp({self.tp})")
+        if self.ep:
+            terms.append("ep")
+        return " + ".join(terms)
+
+
+@dataclass(frozen=True, slots=True)
+class Speculative:
+    mode: str  # "none" | "dspark" | "auto"
+    adaptive: bool = False
+    tokens: int | None = None
+
+    def spelled(self) -> str:
+        if self.mode != "dspark" or not (self.adaptive or self.tokens):
+            return self.mode
+        args = (["adaptive"] if self.adaptive else []) + (
+            [f"tokens = {self.tokens}"] if self.tokens else []
+        )
+        return f"dspark({', '.join(args)})"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretRef:
+    """`secret("name", key = "k")` or `env("NAME")`: resolved by the target at run time."""
+
+    kind: str  # "secret" | "env"
+    name: str
+    key: str | None = None
+
+    @property
+    def env_name(self) -> str:
+        """The environment variable a shell-like target reads it from."""
+        return self.name if self.kind == "env" else self.name.upper().replace("-", "_")
+
+
+@dataclass(frozen=True, slots=True)
+class Volume:
+    kind: str  # "pvc" | "hostpath" | "emptydir"
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    value: Any
+    origin: Origin
+
+
+@dataclass(slots=True)
+class TypedBody:
+    """A checked body: settings by key, nested bodies by (kind, label)."""
+
+    settings: dict[str, Setting] = field(default_factory=dict)
+    blocks: dict[tuple[str, str | None], TypedBody] = field(default_factory=dict)
+    origin: Origin | None = None
+    # Keys whose value was rejected by the checker, so later stages stay quiet about them.
+    invalid: set[str] = field(default_factory=set)
+
+    def get(self, key: str) -> Setting | None:
+        return self.settings.get(key)
+
+    def value(self, key: str, default: Any = None) -> Any:
+        s = self.settings.get(key)
+        return default if s is None else s.value
+
+    def block(self, kind: str, label: str | None = None) -> TypedBody | None:
+        return self.blocks.get((kind, label))
+
+    def labelled(self, kind: str) -> dict[str, TypedBody]:
+        return {lbl: b for (k, lbl), b in self.blocks.items() if k == kind and lbl is not None}
+
+    def merged_with(self, later: TypedBody) -> TypedBody:
+        """`later` on top of this body: attributes replace, blocks merge, lists replace."""
+        out = TypedBody(dict(self.settings), dict(self.blocks), later.origin or self.origin)
+        out.invalid = (self.invalid - set(later.settings)) | later.invalid
+        out.settings.update(later.settings)
+        for key, block in later.blocks.items():
+            mine = out.blocks.get(key)
+            out.blocks[key] = block if mine is None else mine.merged_with(block)
+        return out
