@@ -130,3 +130,18 @@ def check(paths: tuple[str, ...], root: Path, fmt: str, deny: tuple[str, ...], n
     except Exception as err:  # noqa: BLE001
         _internal_failure(err)
     sys.exit(exit_code(result, deny))
+
+
+@main.command()
+@click.argument("code")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+def explain(code: str, fmt: str) -> None:
+    """What a diagnostic code means, the recipe statement behind it, a failing and a fixed example."""
+    from spark_dsl.codes import close_codes, lookup
+
+    doc = lookup(code)
+    if doc is None:
+        close = close_codes(code)
+        hint = f"; close codes: {', '.join(close)}" if close else ""
+        _usage(f"unknown diagnostic code {code!r}{hint} (see docs/rules.md for the full list)")
+    sys.stdout.write(doc.markdown() if fmt == "markdown" else doc.text())
