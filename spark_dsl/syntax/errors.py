@@ -33,6 +33,7 @@ _WORDS = {
     "FALSE": '"false"',
     "$END": "end of file",
 }
+_RESERVED = {"IMPORT", "PROFILE", "DEPLOYMENT", "EXTENDS", "TRUE", "FALSE"}
 _VALUE_STARTS = {"NAME", "STRING", "NUMBER", "QUANTITY", "TRUE", "FALSE", "LSQB"}
 # Keep the order of the words stable and natural: structure first, values last.
 _ORDER = list(_WORDS)
@@ -183,6 +184,15 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
     words = _expected_words(expected)
     after = f" after {_found(before[-1])}" if before else ""
     message = f"expected {_join(words)}{after}, found {_found(tok)}"
+    if tok.type in _RESERVED and "NAME" in expected:
+        return Diagnostic(
+            "SPK001",
+            Severity.ERROR,
+            f"{message}: `{tok}` is a reserved word",
+            Location(file, span),
+            label="reserved word",
+            help=f"choose another name; `{tok}` is reserved by the language",
+        )
     notes: tuple[Note, ...] = ()
     help_text = _help_for(words, before, tok)
     return Diagnostic(

@@ -49,7 +49,7 @@ def _parser() -> Lark:
     return Lark(
         grammar_path().read_text(encoding="utf-8"),
         parser="lalr",
-        lexer="contextual",
+        lexer="basic",
         transformer=AstBuilder(),
         maybe_placeholders=True,
         lexer_callbacks={"COMMENT": _comments},

@@ -1,0 +1,65 @@
+"""The catalog: YAML checked against its JSON Schemas, the snapshot current, the facts of RULES.md."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from spark_dsl import catalog
+from spark_dsl.catalog import build
+
+
+def test_catalog_files_validate_and_snapshot_is_current() -> None:
+    data = build.load_sources()
+    assert build.SNAPSHOT.read_text(encoding="utf-8") == build.render_snapshot(data), (
+        "spark_dsl/catalog/snapshot.json is stale: run `python -m spark_dsl.catalog.build`"
+    )
+
+
+def test_a_broken_catalog_file_names_file_and_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "catalog"
+    shutil.copytree(build.CATALOG_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (copy / "accelerators.yaml").read_text().replace("memory_gb: 180", "memory_gb: lots")
+    (copy / "accelerators.yaml").write_text(text)
+    monkeypatch.setattr(build, "CATALOG_DIR", copy)
+    with pytest.raises(build.CatalogError) as err:
+        build.load_sources()
+    assert "accelerators.yaml: accelerators.b200.memory_gb: 'lots' is not of type 'number'" in str(err.value)
+
+
+def test_cross_file_references_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "catalog"
+    shutil.copytree(build.CATALOG_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (copy / "recipe.yaml").read_text().replace("    checkpoint: nvfp4\n", "    checkpoint: bf16\n")
+    (copy / "recipe.yaml").write_text(text)
+    monkeypatch.setattr(build, "CATALOG_DIR", copy)
+    with pytest.raises(build.CatalogError, match=r"paths\.nvidia\.checkpoint: 'bf16' is not in validated_checkpoints\.nvidia"):
+        build.load_sources()
+
+
+def test_facts_of_rules_md() -> None:
+    cat = catalog.load()
+    muse = cat.models["muse-spark-open"]
+    assert (muse.total_params_b, muse.active_params_b, muse.max_context) == (816, 42, 1_048_576)
+    assert {k: v.weights_gb for k, v in muse.checkpoints.items()} == {
+        "bf16": 1640, "nvfp4": 533, "mxfp4": 509, "bf16-to-mxfp4": 509,
+    }
+    assert muse.checkpoints["mxfp4"].confirmed is False
+    assert (muse.draft.repository, muse.draft.weights_gb, muse.draft.num_speculative_tokens) == (
+        "Inferact/Muse-Spark-Open-DSpark", 10.6, 7,
+    )
+    arch = muse.architecture
+    assert (arch.kv_heads, arch.head_dim, arch.full_attention_layers, arch.sliding_window_layers) == (16, 64, 16, 46)
+    assert (arch.sliding_window, arch.routed_experts) == (2048, 256)
+    acc = {k: (a.memory_gb, a.gpus_per_node, a.validated) for k, a in cat.accelerators.items()}
+    assert acc["b200"] == (180, 8, True) and acc["gb200"] == (192, 4, True) and acc["h100"] == (80, 8, False)
+    assert acc["mi355x"] == (288, 8, True) and acc["mi325x"] == (256, 8, False)
+
+
+def test_vllm_version_is_one_pin() -> None:
+    cat = catalog.load()
+    assert catalog.VLLM_VERSION == cat.vllm_version == "0.33.0"
+    assert cat.image("nvidia") == "vllm/vllm-openai:v0.33.0"
+    assert cat.image("amd") == "vllm/vllm-openai-rocm:v0.33.0"

@@ -1,0 +1,150 @@
+"""`spark check` end to end, in a fresh process: exit codes, formats, colour, failures."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from spark_dsl.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+GOOD = "deployment muse {\n  model = muse-spark-open\n  accelerator = b200\n}\n"
+BAD = "deployment muse {\n  model = muse-spark-open\n  accelerator = b2000\n}\n"
+
+
+def test_clean_examples_exit_0(spark: Callable[..., Any]) -> None:
+    r = spark("check", "examples", cwd=REPO)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no problems" in r.stdout and r.stderr == ""
+
+
+def test_errors_exit_1_with_rustc_style_text(spark: Callable[..., Any], project: Callable[..., Path]) -> None:
+    project({"a.spark": BAD})
+    r = spark("check", "a.spark")
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[:6] == [
+        "error[SPK103]: `b2000` is not a valid `accelerator`; did you mean `b200`?",
+        " --> a.spark:3:17",
+        "  |",
+        "3 |   accelerator = b2000",
+        "  |                 ^^^^^",
+        "  |",
+    ]
+    assert "= help: `accelerator` takes one of" in r.stdout
+    assert "\x1b[" not in r.stdout
+
+
+def test_json_format_is_the_cli_contract(spark: Callable[..., Any], project: Callable[..., Path]) -> None:
+    project({"a.spark": BAD, "b.spark": GOOD.replace("muse {", "other {")})
+    r = spark("check", "a.spark", "b.spark", "--format", "json")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["version"] == 1 and doc["files"] == ["a.spark", "b.spark"]
+    (d,) = doc["diagnostics"]
+    assert {k: d[k] for k in ("code", "severity", "file", "line", "column", "end_line", "end_column", "deployment")} == {
+        "code": "SPK103", "severity": "error", "file": "a.spark", "line": 3, "column": 17,
+        "end_line": 3, "end_column": 22, "deployment": "muse",
+    }
+    assert d["message"].startswith("`b2000` is not a valid `accelerator`")
+    assert d["help"] and d["notes"] == []
+    assert d["fixes"] == [{"message": "replace with `b200`", "edits": [
+        {"file": "a.spark", "line": 3, "column": 17, "end_line": 3, "end_column": 22, "text": "b200"}]}]
+    assert doc["summary"] == {"errors": 1, "warnings": 0, "infos": 0}
+
+
+def test_columns_count_code_points(spark: Callable[..., Any], project: Callable[..., Path]) -> None:
+    project({"a.spark": 'deployment muse { # ünïcödé 🚀\n  model = muse-spark-open accelerator = b200 runtime { image = "é" } x = 1 }\n'})
+    d = json.loads(spark("check", "a.spark", "--format", "json").stdout)["diagnostics"][0]
+    line = '  model = muse-spark-open accelerator = b200 runtime { image = "é" } x = 1 }'
+    assert (d["line"], d["column"]) == (2, line.index("x = 1") + 1)
+
+
+def test_directories_are_searched_and_files_checked_in_one_process(
+    spark: Callable[..., Any], project: Callable[..., Path]
+) -> None:
+    project({"specs/a.spark": GOOD, "specs/deep/b.spark": GOOD.replace("muse {", "b {"), "specs/notes.txt": "x"})
+    r = spark("check", "specs", "--format", "json")
+    assert r.returncode == 0
+    assert json.loads(r.stdout)["files"] == ["specs/a.spark", "specs/deep/b.spark"]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["check", "nope.spark"], "no such file or directory: nope.spark"),
+        (["check", "empty"], "holds no .spark file"),
+        (["check", "../"], "outside the project root"),
+        (["check", "a.spark", "--format", "xml"], "Invalid value for '--format'"),
+        (["check"], "Missing argument"),
+        (["explain", "SPK999"], "unknown diagnostic code"),
+    ],
+)
+def test_misuse_exits_2(spark: Callable[..., Any], project: Callable[..., Path], args: list[str], fragment: str) -> None:
+    root = project({"a.spark": GOOD, "empty/readme.txt": ""})
+    r = spark(*args, cwd=root)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert fragment in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_root_widens_what_imports_may_reach(spark: Callable[..., Any], project: Callable[..., Path]) -> None:
+    root = project({
+        "team/common.spark": "profile common { gpus = 8 }\n",
+        "proj/a.spark": 'import "../team/common.spark"\n' + GOOD.replace("muse {", "muse extends common {"),
+    })
+    assert spark("check", "a.spark", cwd=root / "proj").returncode == 1
+    assert spark("check", "a.spark", "--root", "..", cwd=root / "proj").returncode == 0
+
+
+def test_internal_failure_is_one_line_naming_the_file_and_exit_3(
+    project: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project({"a.spark": GOOD})
+    monkeypatch.chdir(root)
+
+    def explode(*_: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("spark_dsl.loader.Loader.deployments", explode)
+    r = CliRunner().invoke(main, ["check", "a.spark"])
+    assert r.exit_code == 3
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1
+    assert "internal error while processing a.spark" in lines[0] and "RuntimeError: boom" in lines[0]
+
+
+def test_colour_only_when_asked_for_a_terminal(project: Callable[..., Path]) -> None:
+    from spark_dsl.pipeline import run
+    from spark_dsl.render.text import render
+
+    root = project({"a.spark": BAD})
+    result = run([root / "a.spark"], root)
+    assert "\x1b[1;31merror[SPK103]" in render(result.diagnostics, result.sources, 1, colour=True)
+    assert "\x1b[" not in render(result.diagnostics, result.sources, 1, colour=False)
+
+
+def test_no_color_is_honoured_even_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spark_dsl import cli
+
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert cli._use_colour(no_color=False) is True
+    assert cli._use_colour(no_color=True) is False
+    monkeypatch.setenv("NO_COLOR", "")
+    assert cli._use_colour(no_color=False) is False
+
+
+def test_python_dash_m_and_console_script_agree(spark: Callable[..., Any]) -> None:
+    exe = shutil.which("spark")
+    assert exe, "the console script `spark` is installed with the package"
+    import subprocess
+
+    a = subprocess.run([exe, "check", "examples", "--format", "json"], cwd=REPO, capture_output=True, text=True)
+    b = spark("check", "examples", "--format", "json", cwd=REPO)
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
