@@ -88,12 +88,12 @@ class BodyChecker:
 
     def check(self, body: ast.Body, spec: BlockSpec, header: Span | None = None) -> TypedBody:
         out = TypedBody(origin=Origin(self.file, header or body.span, header or body.span, self.profile))
-        seen: dict[tuple[str, str | None], Span] = {}
+        seen: dict[tuple[bool, str, str | None], Span] = {}
         for entry in body.entries:
             label = entry.label.name if isinstance(entry, ast.Block) and entry.label else None
             name = entry.key.name if isinstance(entry, ast.Attribute) else entry.kind.name
             ident = entry.key if isinstance(entry, ast.Attribute) else entry.kind
-            slot = (name, label)
+            slot = (isinstance(entry, ast.Block), name, label)
             if slot in seen:
                 shown = f"{name} {label}" if label else name
                 self.sink.error(
