@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Build (or reuse) the venv holding vLLM's real `vllm serve` argument parser, on a CPU-only box.
+#
+# Follows /work/shared/design/VLLM.md, Part B ("What worked"): the local CPU torch wheel, the
+# vLLM wheel with --no-deps, and the light dependencies that importing the parser needs. Never
+# `pip install vllm` without --no-deps here: it pulls a CUDA torch and nvidia-* (9+ GB).
+#
+# The vLLM version is NOT written here: it comes from spark_dsl.catalog.VLLM_VERSION.
+#
+#   SPARK_VLLM_ENV         where the venv goes (default ~/.cache/spark-dsl/vllm-$VERSION)
+#   SPARK_VLLM_BASE_PYTHON interpreter used to create it (default python3; must be 3.11 for the
+#                          local torch wheel)
+#
+# On success the last line printed is the venv's interpreter; export it as SPARK_VLLM_PYTHON.
+# Exit status is non-zero if anything is missing.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+base_python="${SPARK_VLLM_BASE_PYTHON:-python3}"
+
+# Torch: exactly the CPU build that lies on this machine kind's disk (any other spelling pulls a
+# multi-GB CUDA build). Not vLLM's own pin, which is a CUDA torch; the parser does not care.
+torch_pin="torch==2.13.0"
+
+started=$(date +%s)
+say() { printf '[setup-env %4ss] %s\n' "$(( $(date +%s) - started ))" "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+version="$(cd "$root" && PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$base_python" -c \
+  'from spark_dsl.catalog import VLLM_VERSION; print(VLLM_VERSION)')" \
+  || die "cannot read VLLM_VERSION from spark_dsl.catalog (run from a checkout of the project)"
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "odd VLLM_VERSION: '$version'"
+
+env_dir="${SPARK_VLLM_ENV:-$HOME/.cache/spark-dsl/vllm-$version}"
+py="$env_dir/bin/python"
+marker="$env_dir/.spark-dsl-complete"
+
+# What the venv was built from: a change to this script, the constraints or the version rebuilds.
+stamp="$(cat "$here/setup-env.sh" "$here/constraints.txt" | sha256sum | cut -c1-16) vllm=$version"
+
+smoke_test() {
+  # Build the real parser and parse one good and one bad argv: proves every import works.
+  printf '%s' '{"argvs": [["vllm", "serve", "org/model", "--tensor-parallel-size", "2"],
+                          ["vllm", "serve", "org/model", "--tensor-parallel", "2"]]}' \
+    | "$py" "$root/spark_dsl/data/check_launches.py" \
+    | "$py" -c '
+import json, sys
+v = json.load(sys.stdin)
+assert v[0]["ok"] and not v[1]["ok"], v
+print("smoke test: parser accepts a good argv and rejects an abbreviation", file=sys.stderr)
+'
+}
+
+if [[ -f "$marker" && "$(cat "$marker")" == "$stamp" && -x "$py" ]]; then
+  say "reusing complete venv $env_dir ($stamp)"
+  smoke_test || die "the venv at $env_dir is marked complete but its parser does not work; delete it"
+  say "done"
+  echo "$py"
+  exit 0
+fi
+
+if [[ -e "$env_dir" ]]; then
+  # Only ever delete something that is recognisably a venv (an earlier, incomplete build).
+  [[ -f "$env_dir/pyvenv.cfg" ]] || die "$env_dir exists and is not a venv; refusing to touch it"
+  say "removing incomplete or outdated venv $env_dir"
+  rm -rf "$env_dir"
+fi
+
+mkdir -p "$(dirname "$env_dir")"
+say "creating venv $env_dir for vllm==$version"
+"$base_python" -m venv "$env_dir"
+"$py" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
+  || die "$base_python is not Python 3.11; the local CPU torch wheel is cp311"
+
+cons=(-c "$here/constraints.txt")
+pip_install() {
+  # Drop the expected noise: this machine's local-index misses, and the "vllm requires ..." list
+  # that --no-deps makes inevitable (pip check fails by design; the parser does not care).
+  "$py" -m pip install --quiet --disable-pip-version-check --prefer-binary "$@" \
+    2> >(grep -v -e 'is ignored: it is neither a file nor a directory' \
+                 -e '^vllm [0-9.]* requires ' -e '^xgrammar [0-9.]* requires triton' \
+                 -e "^ERROR: pip's dependency resolver does not currently" >&2)
+}
+
+say "installing $torch_pin (local CPU wheel)"
+pip_install "$torch_pin"
+"$py" -c 'import torch, sys; assert "+cpu" in torch.__version__ or not torch.version.cuda, torch.__version__' \
+  || die "torch is not the CPU build"
+
+say "installing vllm==$version and xgrammar with --no-deps"
+# xgrammar without deps: its own deps pull triton (~1 GB), which the parser never uses.
+pip_install --no-deps "vllm==$version" xgrammar "${cons[@]}"
+
+say "installing the light dependencies the parser import needs"
+# Ranges from VLLM.md Part B; exact versions come from constraints.txt (a freeze of a good build).
+pip_install "${cons[@]}" -c <(echo "$torch_pin") \
+  packaging 'pydantic>=2.12' regex numpy psutil cbor2 'pyzmq>=25' \
+  'transformers>=5.16.1,<5.21' 'aiohttp>=3.14.4' 'requests>=2.33' 'oss-harmony>=0.0.11' \
+  'openai>=2.25' msgspec cloudpickle 'pillow>=13' pybase64 cachetools uvloop py-cpuinfo \
+  'fastapi>=0.133,<0.137' 'prometheus_client>=0.18' partial-json-parser \
+  'llguidance>=1.7,<1.8' uvicorn watchfiles 'orjson>=3.11.6' pyyaml apache-tvm-ffi
+
+installed="$("$py" -c 'import importlib.metadata as m; print(m.version("vllm"))')"
+[[ "$installed" == "$version" ]] || die "installed vllm is $installed, wanted $version"
+"$py" -c 'import torch; assert not torch.version.cuda, "a CUDA torch crept in"' \
+  || die "torch was replaced by a CUDA build; check the constraints"
+
+say "smoke test"
+smoke_test || die "the parser does not build in $env_dir (a dependency is missing?)"
+
+echo "$stamp" > "$marker"
+say "done: $(du -sh "$env_dir" | cut -f1) in $env_dir"
+echo "$py"
