@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# The real validators (ShellCheck, Compose v2, kubernetes-validate, yamllint, a local Slurm cluster).
+pytest_plugins = ["conftest_validators"]
+
 REPO = Path(__file__).resolve().parent.parent
 
 
