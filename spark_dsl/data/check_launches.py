@@ -3,7 +3,7 @@
 Shipped inside the package (spark_dsl/data/) so that an installed spark-dsl can find it; it is
 never imported by spark_dsl itself, because it needs vLLM. spark_dsl.vllm_verify runs it in the
 venv that tools/vllm-parser/setup-env.sh builds. Based on the checker in the project's design note
-VLLM.md, Part B ("The snippet"), which was tried on vLLM 0.33.0 on a CPU-only box.
+VLLM.md, Part B ("The snippet"), which was tried on the pinned release on a CPU-only box.
 
 stdin:  {"argvs": [[...]], "configs": [{"path": str, "argv": [...]}], "expect_version": str?}
         Each argv is a whole launch: ["vllm", "serve", MODEL, ...].

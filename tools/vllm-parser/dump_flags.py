@@ -4,7 +4,7 @@
 
 Builds the same parser as spark_dsl/data/check_launches.py (FlexibleArgumentParser + the serve
 subparser) and walks the option strings the serve parser has registered, which include the
-aliases hidden from --help: `--no-enable-X` of every EnableDisableAction (0.33 shows
+aliases hidden from --help: `--no-enable-X` of every EnableDisableAction (help now shows
 `--disable-X`) and `--no-X` of every BooleanOptionalAction. Also records the value sets of the
 checks vLLM defers until a model exists (argparse takes any string there), and the names in
 `vllm.envs`. The output is deterministic: sorted keys and lists, and the date comes from
