@@ -145,3 +145,24 @@ def explain(code: str, fmt: str) -> None:
         hint = f"; close codes: {', '.join(close)}" if close else ""
         _usage(f"unknown diagnostic code {code!r}{hint} (see docs/rules.md for the full list)")
     sys.stdout.write(doc.markdown() if fmt == "markdown" else doc.text())
+
+
+@main.command(name="fmt")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--check", is_flag=True, help="Write nothing; list files that would change.")
+@click.option("--diff", "show_diff", is_flag=True, help="Write nothing; print the changes.")
+def fmt_command(paths: tuple[str, ...], check: bool, show_diff: bool) -> None:
+    """Canonical formatting, comments kept, idempotent (`-` formats stdin to stdout)."""
+    from spark_dsl.format.command import FormatUsageError, format_paths
+
+    try:
+        code = format_paths(list(paths), check, show_diff, sys.stdout, sys.stderr)
+    except FormatUsageError as err:
+        _usage(str(err))
+    except BrokenPipeError:  # `spark fmt --diff | head`: the reader has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(EXIT_ERRORS)
+    except Exception as err:  # a formatter bug becomes exit 3, never a traceback
+        _internal_failure(err)
+    sys.exit(code)
+

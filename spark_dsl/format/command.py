@@ -1,0 +1,146 @@
+"""What `spark fmt PATH... [--check] [--diff]` does with files: format, compare, write or report."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from spark_dsl.format import format_text
+
+STDIN = "-"
+
+
+class FormatUsageError(Exception):
+    """A path that does not exist or a folder without `.spark` files: exit 2."""
+
+
+@dataclass
+class Tally:
+    changed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+
+
+def spark_files(paths: list[str]) -> list[str]:
+    """The files named by the arguments, folders searched for `*.spark`, `-` for stdin."""
+    found: list[str] = []
+    for raw in paths:
+        if raw == STDIN:
+            found.append(raw)
+            continue
+        path = Path(raw)
+        if not path.exists():
+            raise FormatUsageError(f"no such file or directory: {raw}")
+        if path.is_dir():
+            below = sorted(p for p in path.rglob("*.spark") if p.is_file())
+            if not below:
+                raise FormatUsageError(f"{raw} holds no .spark file")
+            found.extend(p.as_posix() for p in below)
+        else:
+            found.append(raw)
+    return list(dict.fromkeys(found))
+
+
+def format_paths(paths: list[str], check: bool, diff: bool, out: TextIO, err: TextIO) -> int:
+    """Formats every file; exit code 1 for syntax errors, or for changes under --check/--diff."""
+    tally = Tally()
+    for name in spark_files(paths):
+        _format_one(name, check, diff, out, err, tally)
+    _summary(tally, check or diff, err)
+    if tally.failed or ((check or diff) and tally.changed):
+        return 1
+    return 0
+
+
+def _read(name: str, err: TextIO, tally: Tally) -> str | None:
+    try:
+        data = sys.stdin.buffer.read() if name == STDIN else Path(name).read_bytes()
+        return data.decode("utf-8")
+    except UnicodeDecodeError as problem:
+        err.write(f"error: {name}: not valid UTF-8 (byte {problem.start}); left untouched\n")
+    except OSError as problem:
+        err.write(f"error: {name}: cannot read: {problem.strerror}\n")
+    tally.failed += 1
+    return None
+
+
+def _format_one(name: str, check: bool, diff: bool, out: TextIO, err: TextIO, tally: Tally) -> None:
+    text = _read(name, err, tally)
+    if text is None:
+        return
+    shown = "<stdin>" if name == STDIN else name
+    result = format_text(text, shown)
+    if result.text is None:
+        _report_syntax_error(shown, text, result, err)
+        tally.failed += 1
+        if name == STDIN and not (check or diff):
+            out.write(text)  # a filter must not swallow its input
+        return
+    changed = result.text != text
+    tally.changed += changed
+    tally.unchanged += not changed
+    if diff and changed:
+        out.writelines(
+            difflib.unified_diff(
+                text.splitlines(keepends=True),
+                result.text.splitlines(keepends=True),
+                fromfile=f"{shown} (original)",
+                tofile=f"{shown} (formatted)",
+            )
+        )
+    if check and changed and not diff:
+        out.write(f"would reformat {shown}\n")
+    if check or diff:
+        return
+    if name == STDIN:
+        out.write(result.text)
+    elif changed:
+        _replace(Path(name), result.text)
+        err.write(f"reformatted {shown}\n")
+
+
+def _report_syntax_error(shown: str, text: str, result: object, err: TextIO) -> None:
+    from spark_dsl.loader import SourceFile
+    from spark_dsl.render.text import render_one
+
+    diagnostic = getattr(result, "diagnostic", None)
+    if diagnostic is None:  # pragma: no cover - a failed parse always says why
+        err.write(f"error: {shown}: cannot be parsed; left untouched\n")
+        return
+    source = SourceFile(Path(shown), shown, text.removeprefix("\ufeff"), None)
+    err.write(render_one(diagnostic, {shown: source}))
+    err.write(f"{shown}: not formatted because of the syntax error above\n")
+
+
+def _replace(path: Path, text: str) -> None:
+    """Writes through a temporary file so an interrupted run never leaves half a spec."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _summary(tally: Tally, dry: bool, err: TextIO) -> None:
+    def files(n: int) -> str:
+        return f"{n} file{'s' if n != 1 else ''}"
+
+    parts = []
+    if tally.changed:
+        parts.append(f"{files(tally.changed)} {'would be reformatted' if dry else 'reformatted'}")
+    if tally.unchanged:
+        parts.append(f"{files(tally.unchanged)} already formatted")
+    if tally.failed:
+        parts.append(f"{files(tally.failed)} with errors left untouched")
+    if parts:
+        err.write(", ".join(parts) + "\n")
