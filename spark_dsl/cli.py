@@ -166,3 +166,52 @@ def fmt_command(paths: tuple[str, ...], check: bool, show_diff: bool) -> None:
         _internal_failure(err)
     sys.exit(code)
 
+
+@main.command()
+@click.option("--stdio", is_flag=True, help="Talk over stdin and stdout (the only transport).")
+def lsp(stdio: bool) -> None:
+    """Language server over stdio."""
+    from importlib.util import find_spec
+
+    missing = [name for name in ("pygls", "lsprotocol") if find_spec(name) is None]
+    if missing:
+        _usage(
+            f"`spark lsp` needs {' and '.join(missing)}: install the language-server extra "
+            "with `pip install 'spark-dsl[lsp]'`"
+        )
+    from spark_dsl.lsp.server import serve
+
+    serve()
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-d", "--deployment", "names", multiple=True, help="Only these deployments.")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--no-color", is_flag=True, help="No colour (NO_COLOR is honoured too).")
+def plan(paths: tuple[str, ...], names: tuple[str, ...], root: Path, fmt: str, no_color: bool) -> None:
+    """The resolved deployment: values with origins, capacity arithmetic, and the exact vLLM launches."""
+    result = checked_run(paths, root)
+    try:
+        plans = result.plans
+        if names:
+            unknown = sorted(set(names) - {p.name for p in plans} - {d.name for d in result.deployments})
+            if unknown:
+                _usage(f"no deployment named {', '.join(unknown)} in {', '.join(paths)}")
+            plans = [p for p in plans if p.name in names]
+        if fmt == "json":
+            from spark_dsl.render.json_format import diagnostics_document
+            from spark_dsl.render.plan import render_json
+
+            doc = diagnostics_document([s.name for s in result.files], result.diagnostics, result.sources)
+            sys.stdout.write(render_json(plans, doc))
+        else:
+            from spark_dsl.render.plan import render_text
+
+            sys.stdout.write(render_text(plans))
+            if result.diagnostics:
+                emit_diagnostics(result, "text", no_color)
+    except Exception as err:  # noqa: BLE001
+        _internal_failure(err)
+    sys.exit(exit_code(result, ()))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from spark_dsl.diagnostics import Diagnostic, DiagnosticSink, Note, Severity
 from spark_dsl.loader import Loader, ResolvedDeployment, SourceFile
+from spark_dsl.plan.model import Plan
 from spark_dsl.span import Location
 
 IGNORE_COMMENT = re.compile(r"#\s*spark:\s*ignore\[([A-Z0-9,\s]+)\]")
@@ -23,6 +24,13 @@ class RunResult:
     deployments: list[ResolvedDeployment]
     diagnostics: list[Diagnostic]
     sources: dict[str, SourceFile] = field(default_factory=dict)
+    plans: list[Plan] = field(default_factory=list)
+
+    def plan(self, name: str) -> Plan | None:
+        return next((p for p in self.plans if p.name == name), None)
+
+    def deployment_has_errors(self, name: str) -> bool:
+        return any(d.severity is Severity.ERROR and d.deployment == name for d in self.diagnostics)
 
     @property
     def has_errors(self) -> bool:
@@ -74,10 +82,33 @@ def run(
         files.append(source)
         deployments.extend(loader.deployments(source))
     _check_unique_names(deployments, sink)
+    plans = [plan for dep in deployments if (plan := plan_deployment(dep, sink)) is not None]
     diagnostics = _apply_ignores(sink.items, loader.files.values())
     order = {s.name: i for i, s in enumerate(loader.files.values())}
     diagnostics.sort(key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key))
-    return RunResult(files, deployments, _dedupe(diagnostics), {s.name: s for s in loader.files.values()})
+    sources = {s.name: s for s in loader.files.values()}
+    return RunResult(files, deployments, _dedupe(diagnostics), sources, plans)
+
+
+def plan_deployment(dep: ResolvedDeployment, sink: DiagnosticSink) -> Plan | None:
+    """Resolve, estimate, check the rules and, when they pass, decide the launches."""
+    from spark_dsl.plan.capacity import estimate_all
+    from spark_dsl.plan.launches import build_launches
+    from spark_dsl.plan.resolve import build_plan
+    from spark_dsl.rules.registry import run_rules
+
+    if dep.body.invalid or dep.body.get("model") is None or dep.body.get("accelerator") is None:
+        return None
+    plan = build_plan(dep)
+    if plan is None:
+        return None
+    plan.capacity = estimate_all(plan)
+    found = run_rules(plan)
+    for d in found:
+        sink.add(d)
+    if not any(d.severity is Severity.ERROR for d in found):
+        plan.launches = build_launches(plan)
+    return plan
 
 
 def _check_unique_names(deployments: list[ResolvedDeployment], sink: DiagnosticSink) -> None:

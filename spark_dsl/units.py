@@ -105,3 +105,12 @@ def format_duration(seconds: int) -> str:
             out.append(f"{seconds // size}{unit}")
             seconds %= size
     return "".join(out)
+
+
+def format_count(tokens: int) -> str:
+    """The shortest exact spelling of a count: `1M`, `32K`, `128k`, else digits with `_`."""
+    for unit in ("G", "M", "K", "g", "m", "k"):
+        size = COUNT_UNITS[unit]
+        if tokens >= size and tokens % size == 0:
+            return f"{tokens // size}{unit}"
+    return f"{tokens:_}"

@@ -1,0 +1,223 @@
+"""Decides every vLLM flag once: the exact argv and environment of each role and node rank."""
+
+from __future__ import annotations
+
+import json
+
+from spark_dsl import catalog
+from spark_dsl.plan.model import Launch, Plan, Pool
+from spark_dsl.values import SecretRef, Speculative
+
+ATTENTION_BACKENDS = {"triton": "TRITON_ATTN", "aiter": "ROCM_AITER_FA", "flashinfer": "FLASHINFER"}
+POOL_ADDRESS = {
+    "server": "${SPARK_HEAD_ADDRESS}",
+    "prefill": "${SPARK_PREFILL_ADDRESS}",
+    "decode": "${SPARK_DECODE_ADDRESS}",
+}
+KV_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
+
+# Flags and variables the compiler manages; `serve.extra_args` and `serve.env` may not set them.
+MANAGED_FLAGS = (
+    "--model", "--served-model-name", "--host", "--port", "--tensor-parallel-size", "-tp",
+    "--enable-expert-parallel", "--no-enable-expert-parallel", "--disable-expert-parallel", "-ep",
+    "--data-parallel-size", "-dp", "--data-parallel-size-local", "-dpl", "--data-parallel-address", "-dpa",
+    "--data-parallel-rpc-port", "-dpp", "--data-parallel-start-rank", "-dpr", "--headless",
+    "--api-server-count", "-asc", "--quantization", "-q", "--max-model-len", "--max-num-seqs",
+    "--kv-cache-dtype", "--gpu-memory-utilization", "--enable-prefix-caching",
+    "--no-enable-prefix-caching", "--disable-prefix-caching", "--enable-chunked-prefill",
+    "--no-enable-chunked-prefill", "--disable-chunked-prefill", "--attention-backend",
+    "--language-model-only", "--no-language-model-only", "--limit-mm-per-prompt",
+    "--speculative-config", "--kv-transfer-config", "--api-key", "--config",
+)
+MANAGED_ENV = (
+    "VLLM_USE_RUST_FRONTEND", "VLLM_USE_V2_MODEL_RUNNER", "VLLM_ROCM_USE_AITER",
+    "VLLM_ROCM_MUSE_MOE_ONLINE_QUANT", "VLLM_NIXL_SIDE_CHANNEL_HOST", "VLLM_NIXL_SIDE_CHANNEL_PORT",
+    "VLLM_API_KEY", "HF_TOKEN", "VLLM_ATTENTION_BACKEND",
+)
+
+
+def _json(value: dict[str, object]) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def model_id(plan: Plan) -> str:
+    runtime = plan.deployment.body.block("runtime")
+    path = runtime.value("model_path") if runtime else None
+    if path:
+        return str(path)
+    assert plan.checkpoint is not None
+    return plan.checkpoint.repository
+
+
+def api_port(plan: Plan) -> int:
+    serve = plan.deployment.body.block("serve")
+    return int(serve.value("port", None) or catalog.load().recipe["ports"]["api"]) if serve else int(
+        catalog.load().recipe["ports"]["api"]
+    )
+
+
+class LaunchBuilder:
+    """Builds the launches of a plan without errors (rules have passed)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.ports = catalog.load().recipe["ports"]
+        self.serve = plan.deployment.body.block("serve")
+        self.runtime = plan.deployment.body.block("runtime")
+
+    def build(self) -> list[Launch]:
+        launches: list[Launch] = []
+        for pool in self.plan.pools:
+            for offset in range(pool.nodes):
+                launches.append(self._server(pool, offset))
+        if self.plan.disaggregated:
+            launches.insert(1 if launches else 0, self._router())
+            launches.sort(key=lambda launch: (launch.node_rank, launch.role != "router"))
+        return launches
+
+    # ---- vllm serve ---------------------------------------------------------
+
+    def _pool_port(self, pool: Pool) -> int:
+        if pool.role == "server":
+            return api_port(self.plan)
+        return int(self.ports[pool.role])
+
+    def _server(self, pool: Pool, offset: int) -> Launch:
+        plan = self.plan
+        headless = offset > 0 and pool.dp is not None and pool.nodes > 1
+        argv: list[str] = ["vllm", "serve", model_id(plan)]
+        port = self._pool_port(pool)
+        if not headless:
+            name = self.serve.value("served_model_name") if self.serve else None
+            if name:
+                argv += ["--served-model-name", name]
+            host = self.serve.value("host") if self.serve else None
+            if host:
+                argv += ["--host", host]
+            argv += ["--port", str(port)]
+        argv += ["--tensor-parallel-size", str(pool.tp)]
+        if pool.ep:
+            argv.append("--enable-expert-parallel")
+        argv += self._data_parallel(pool, offset, headless)
+        if plan.value("checkpoint") == "bf16-to-mxfp4" and plan.path != "amd":
+            argv += ["--quantization", "mxfp4"]
+        for key, flag in (("max_model_len", "--max-model-len"), ("max_num_seqs", "--max-num-seqs")):
+            value = plan.value(key)
+            if value is not None:
+                argv += [flag, str(value)]
+        if plan.value("kv_cache_dtype") != "auto":
+            argv += ["--kv-cache-dtype", plan.value("kv_cache_dtype")]
+        if plan.value("gpu_memory_utilization") is not None:
+            argv += ["--gpu-memory-utilization", f"{plan.value('gpu_memory_utilization'):g}"]
+        for key, name in (("prefix_caching", "prefix-caching"), ("chunked_prefill", "chunked-prefill")):
+            value = plan.value(key)
+            if value is not None:
+                argv.append(f"--enable-{name}" if value else f"--no-enable-{name}")
+        attention = plan.value("attention")
+        if attention is not None and attention != "auto":
+            argv += ["--attention-backend", ATTENTION_BACKENDS[attention]]
+        argv += self._modalities()
+        argv += self._speculative(plan.value("speculative"))
+        if pool.role in KV_ROLES:
+            argv += ["--kv-transfer-config", _json({"kv_connector": "NixlConnector", "kv_role": KV_ROLES[pool.role]})]
+        if self.serve is not None:
+            argv += list(self.serve.value("extra_args", ()))
+        return Launch(
+            role=pool.role,
+            node_rank=pool.first_rank + offset,
+            argv=tuple(argv),
+            env=self._env(pool, headless),
+            secrets=self._secrets(headless),
+            port=None if headless else port,
+            api_server=not headless,
+        )
+
+    def _data_parallel(self, pool: Pool, offset: int, headless: bool) -> list[str]:
+        if pool.dp is None:
+            return []
+        if pool.nodes == 1:
+            return ["--data-parallel-size", str(pool.dp)]
+        local = max(pool.dp // pool.nodes, 1)
+        out = [
+            "--data-parallel-size", str(pool.dp),
+            "--data-parallel-size-local", str(local),
+            "--data-parallel-address", POOL_ADDRESS[pool.role],
+            "--data-parallel-rpc-port", str(self.ports["data_parallel_rpc"]),
+        ]
+        if headless:
+            out += ["--headless", "--data-parallel-start-rank", str(offset * local)]
+        return out
+
+    def _modalities(self) -> list[str]:
+        from spark_dsl.schema import MODALITIES
+
+        chosen = tuple(self.plan.value("modalities"))
+        if set(chosen) == set(MODALITIES):
+            return []
+        if chosen == ("text",):
+            return ["--language-model-only"]
+        left_out = {m: 0 for m in MODALITIES if m not in chosen and m != "text"}
+        return ["--limit-mm-per-prompt", _json(left_out)]
+
+    def _speculative(self, spec: Speculative) -> list[str]:
+        if spec.mode != "dspark":
+            return []
+        draft = self.plan.model.draft
+        config: dict[str, object] = {
+            "method": "dspark",
+            "model": draft.repository,
+            "num_speculative_tokens": spec.tokens or draft.num_speculative_tokens,
+        }
+        if spec.adaptive:
+            config["enable_adaptive_verification"] = True
+        return ["--speculative-config", _json(config)]
+
+    def _env(self, pool: Pool, headless: bool) -> tuple[tuple[str, str], ...]:
+        plan = self.plan
+        env: dict[str, str] = {}
+        if self.serve is not None:
+            env_block = self.serve.block("env")
+            if env_block is not None:
+                env.update({k: s.value for k, s in env_block.settings.items()})
+        if plan.value("frontend") == "rust" and not headless:
+            env["VLLM_USE_RUST_FRONTEND"] = "1"
+        runner = plan.value("model_runner")
+        if runner is not None:
+            env["VLLM_USE_V2_MODEL_RUNNER"] = "1" if runner == "v2" else "0"
+        if plan.path == "amd":
+            env["VLLM_ROCM_USE_AITER"] = "1"
+            if plan.value("checkpoint") == "bf16-to-mxfp4":
+                env["VLLM_ROCM_MUSE_MOE_ONLINE_QUANT"] = "mxfp4"
+        if pool.role in KV_ROLES:
+            env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = POOL_ADDRESS[pool.role]
+            env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = str(self.ports[f"nixl_{pool.role}"])
+        return tuple(sorted(env.items()))
+
+    def _secrets(self, headless: bool) -> tuple[tuple[str, SecretRef], ...]:
+        out: dict[str, SecretRef] = {}
+        if self.runtime is not None and self.runtime.value("hf_token") is not None:
+            out["HF_TOKEN"] = self.runtime.value("hf_token")
+        if self.serve is not None and self.serve.value("api_key") is not None and not headless:
+            out["VLLM_API_KEY"] = self.serve.value("api_key")
+        return tuple(sorted(out.items()))
+
+    # ---- router -------------------------------------------------------------
+
+    def _router(self) -> Launch:
+        prefill = next(p for p in self.plan.pools if p.role == "prefill")
+        decode = next(p for p in self.plan.pools if p.role == "decode")
+        argv = (
+            "vllm-router",
+            "--vllm-pd-disaggregation",
+            "--prefill", f"http://{POOL_ADDRESS['prefill']}:{self._pool_port(prefill)}",
+            "--decode", f"http://{POOL_ADDRESS['decode']}:{self._pool_port(decode)}",
+            "--host", "0.0.0.0",
+            "--port", str(api_port(self.plan)),
+        )
+        return Launch(role="router", node_rank=0, argv=argv, env=(), port=api_port(self.plan))
+
+
+def build_launches(plan: Plan) -> list[Launch]:
+    if plan.checkpoint is None:
+        return []
+    return LaunchBuilder(plan).build()

@@ -1,0 +1,222 @@
+"""Resolves a deployment against the recipe: its path, defaults, `auto` and the AMD workload policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_dsl import catalog
+from spark_dsl.loader import ResolvedDeployment
+from spark_dsl.plan.model import RECIPE_DEFAULT, USER, Plan, Pool, Resolved
+from spark_dsl.span import Location
+from spark_dsl.units import format_count
+from spark_dsl.values import Parallel, Setting, Speculative, TypedBody
+
+# Keys a deployment body sets directly, resolved in this order.
+_PASSTHROUGH = ("kv_cache_dtype", "max_num_seqs", "gpu_memory_utilization", "allow_unvalidated")
+
+
+def parse_parallel(text: str) -> Parallel:
+    """The catalog's spelling (`tp+ep`) as a Parallel value."""
+    terms = set(text.replace(" ", "").split("+"))
+    return Parallel(has_tp="tp" in terms, ep="ep" in terms)
+
+
+def parse_speculative(text: str) -> Speculative:
+    if text == "dspark(adaptive)":
+        return Speculative("dspark", adaptive=True)
+    return Speculative(text)
+
+
+def _from_setting(setting: Setting, file_fallback: str | None = None) -> Resolved:
+    origin = setting.origin
+    label = f"profile {origin.profile}" if origin.profile else USER
+    return Resolved(setting.value, label, Location(origin.file, origin.span), origin.profile)
+
+
+def _explicit(body: TypedBody, key: str) -> Resolved | None:
+    s = body.get(key)
+    return None if s is None else _from_setting(s)
+
+
+def band_of(concurrency: int) -> str:
+    th = catalog.load().thresholds
+    if concurrency < th["ep_from_concurrency"]:
+        return "low"
+    if concurrency <= th["dspark_until_concurrency"]:
+        return "mid"
+    return "high"
+
+
+def workload_choice(
+    checkpoint: str, concurrency: int | None, goal: str | None, long_context: bool, max_model_len: int | None
+) -> tuple[Parallel, Speculative, str] | None:
+    """The AMD policy's parallelism and draft, with the reason shown as their origin."""
+    cat = catalog.load()
+    if long_context:
+        shown = format_count(max_model_len) if max_model_len else "long"
+        return Parallel(has_tp=True), Speculative("none"), f"workload policy: max_model_len {shown} -> long-context configuration"
+    if concurrency is not None:
+        band, why = band_of(concurrency), f"concurrency {concurrency}"
+    elif goal is not None:
+        band, why = ("low" if goal == "latency" else "high"), f"goal {goal}"
+    else:
+        return None
+    table = cat.recipe["workload_policy"].get(checkpoint)
+    if table is None:
+        return None
+    choice = table[band]
+    parallel, speculative = parse_parallel(choice["parallel"]), parse_speculative(choice["speculative"])
+    return parallel, speculative, f"workload policy: {why} -> {parallel.spelled()}, {speculative.spelled()}"
+
+
+class PlanBuilder:
+    """Builds one deployment's plan; reports nothing itself (rules do)."""
+
+    def __init__(self, dep: ResolvedDeployment) -> None:
+        self.dep = dep
+        self.body = dep.body
+        self.cat = catalog.load()
+
+    def build(self) -> Plan | None:
+        body = self.body
+        model_id = body.value("model")
+        acc_id = body.value("accelerator")
+        if model_id not in self.cat.models or acc_id not in self.cat.accelerators:
+            return None
+        model = self.cat.models[model_id]
+        accelerator = self.cat.accelerators[acc_id]
+        path = accelerator.vendor
+        defaults = self.cat.path_defaults(path)
+        settings: dict[str, Resolved] = {
+            "model": _from_setting(body.get("model")),  # type: ignore[arg-type]
+            "accelerator": _from_setting(body.get("accelerator")),  # type: ignore[arg-type]
+        }
+        settings["gpus"] = _explicit(body, "gpus") or Resolved(
+            accelerator.gpus_per_node, f"accelerator default ({accelerator.display_name})"
+        )
+        # Checkpoint: an accelerator outside the recipe gets no default.
+        ckpt = _explicit(body, "checkpoint")
+        if ckpt is None and accelerator.validated:
+            ckpt = Resolved(defaults["checkpoint"], RECIPE_DEFAULT)
+        if ckpt is not None:
+            settings["checkpoint"] = ckpt
+        checkpoint = model.checkpoints.get(ckpt.value) if ckpt else None
+
+        for key in ("frontend", "max_model_len", "prefix_caching", "chunked_prefill", "model_runner"):
+            explicit = _explicit(body, key)
+            if explicit is not None:
+                settings[key] = explicit
+            elif defaults.get(key) is not None:
+                settings[key] = Resolved(defaults[key], RECIPE_DEFAULT)
+        modalities = _explicit(body, "modalities")
+        settings["modalities"] = modalities or Resolved(tuple(defaults["modalities"]), RECIPE_DEFAULT)
+        for key in _PASSTHROUGH:
+            explicit = _explicit(body, key)
+            if explicit is not None:
+                settings[key] = explicit
+        settings.setdefault("kv_cache_dtype", Resolved("auto", "default"))
+
+        workload = body.block("workload")
+        concurrency = workload.value("concurrency") if workload else None
+        goal = workload.value("goal") if workload else None
+        if workload is not None:
+            for key in ("concurrency", "goal"):
+                s = workload.get(key)
+                if s is not None:
+                    settings[key] = _from_setting(s)
+
+        self._parallel_and_draft(settings, path, defaults, concurrency, goal)
+        self._attention(settings, path, defaults)
+
+        plan = Plan(
+            name=self.dep.name,
+            deployment=self.dep,
+            path=path,
+            model=model,
+            accelerator=accelerator,
+            checkpoint=checkpoint,
+            settings=settings,
+        )
+        self._pools(plan)
+        return plan
+
+    def _parallel_and_draft(
+        self,
+        settings: dict[str, Resolved],
+        path: str,
+        defaults: dict[str, Any],
+        concurrency: int | None,
+        goal: str | None,
+    ) -> None:
+        par = _explicit(self.body, "parallel")
+        spec = _explicit(self.body, "speculative")
+        choice = None
+        if path == "amd" and "checkpoint" in settings:
+            limit = settings.get("max_model_len")
+            long_context = limit is not None and limit.value > self.cat.thresholds["default_context"]
+            choice = workload_choice(
+                settings["checkpoint"].value, concurrency, goal, long_context, limit.value if limit else None
+            )
+        if par is None or par.value.auto:
+            suffix = " (auto)" if par is not None else ""
+            if choice is not None:
+                settings["parallel"] = Resolved(choice[0], choice[2] + suffix)
+            else:
+                settings["parallel"] = Resolved(parse_parallel(defaults["parallel"]), RECIPE_DEFAULT + suffix)
+        else:
+            settings["parallel"] = par
+        if spec is None or spec.value.mode == "auto":
+            suffix = " (auto)" if spec is not None else ""
+            if choice is not None:
+                settings["speculative"] = Resolved(choice[1], choice[2] + suffix)
+            else:
+                settings["speculative"] = Resolved(parse_speculative(defaults["speculative"]), RECIPE_DEFAULT + suffix)
+        else:
+            settings["speculative"] = spec
+
+    def _attention(self, settings: dict[str, Resolved], path: str, defaults: dict[str, Any]) -> None:
+        explicit = _explicit(self.body, "attention")
+        if explicit is not None:
+            settings["attention"] = explicit
+            return
+        spec: Speculative = settings["speculative"].value
+        if spec.mode == "dspark" and spec.adaptive and defaults.get("attention_with_adaptive_dspark"):
+            settings["attention"] = Resolved(
+                defaults["attention_with_adaptive_dspark"], RECIPE_DEFAULT + " (adaptive DSpark)"
+            )
+        elif defaults.get("attention") is not None:
+            settings["attention"] = Resolved(defaults["attention"], RECIPE_DEFAULT)
+
+    def _pools(self, plan: Plan) -> None:
+        gpus = plan.value("gpus")
+        parallel = plan.settings["parallel"]
+        disagg = self.body.block("disaggregation")
+        nodes = _explicit(self.body, "nodes")
+        if nodes is not None:
+            plan.settings["nodes"] = nodes
+        if disagg is None:
+            count = nodes.value if nodes else 1
+            plan.pools = [_pool("server", count, 0, parallel, gpus, nodes)]
+            plan.settings.setdefault("nodes", Resolved(1, "default"))
+            return
+        plan.disaggregated = True
+        rank = 0
+        for role in ("prefill", "decode"):
+            block = disagg.block(role)
+            pool_nodes = _explicit(block, "nodes") if block else None
+            pool_parallel = (_explicit(block, "parallel") if block else None) or parallel
+            count = pool_nodes.value if pool_nodes else 1
+            plan.pools.append(_pool(role, count, rank, pool_parallel, gpus, pool_nodes))
+            rank += count
+        plan.settings.setdefault("nodes", Resolved(rank, "sum of the disaggregation pools"))
+
+
+def _pool(role: str, nodes: int, first_rank: int, parallel: Resolved, gpus: int, nodes_setting: Resolved | None) -> Pool:
+    value: Parallel = parallel.value
+    tp = value.tp if value.tp is not None else (gpus if value.has_tp else 1)
+    return Pool(role, nodes, first_rank, tp, value.ep, value.dp, parallel, nodes_setting)
+
+
+def build_plan(dep: ResolvedDeployment) -> Plan | None:
+    """The plan of a deployment whose body checked cleanly; None when model or accelerator is unknown."""
+    return PlanBuilder(dep).build()

@@ -1,0 +1,153 @@
+"""`spark plan` output: each value with its origin, the capacity arithmetic, and every launch."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.units import format_count
+from spark_dsl.values import Parallel, SecretRef, Speculative
+
+SETTING_ORDER = (
+    "model", "accelerator", "gpus", "nodes", "checkpoint", "parallel", "speculative", "attention",
+    "frontend", "max_model_len", "max_num_seqs", "kv_cache_dtype", "modalities", "prefix_caching",
+    "chunked_prefill", "model_runner", "gpu_memory_utilization", "allow_unvalidated", "concurrency", "goal",
+)
+CAPACITY_CAVEAT = (
+    "estimate ignores activation memory and CUDA graphs; a replica is one tensor-parallel group and "
+    "experts sharded over data-parallel ranks are not counted, which errs on the safe side"
+)
+
+
+def json_value(value: Any) -> Any:
+    if isinstance(value, (Parallel, Speculative)):
+        return value.spelled()
+    if isinstance(value, SecretRef):
+        return {value.kind: value.name}
+    if isinstance(value, tuple):
+        return [json_value(v) for v in value]
+    return value
+
+
+def _ordered(plan: Plan) -> list[tuple[str, Resolved]]:
+    keys = [k for k in SETTING_ORDER if k in plan.settings]
+    keys += sorted(k for k in plan.settings if k not in SETTING_ORDER)
+    return [(k, plan.settings[k]) for k in keys]
+
+
+def plan_dict(plan: Plan) -> dict[str, Any]:
+    capacity = plan.capacity[0].as_dict() if plan.capacity else None
+    out: dict[str, Any] = {
+        "name": plan.name,
+        "file": plan.deployment.source.name,
+        "path": plan.path,
+        "settings": {k: {"value": json_value(r.value), "origin": r.origin} for k, r in _ordered(plan)},
+        "capacity": capacity,
+        "capacity_by_role": [c.as_dict() for c in plan.capacity],
+        "launches": [launch.as_dict() for launch in plan.launches],
+        "notes": _notes(plan),
+    }
+    return out
+
+
+def _notes(plan: Plan) -> list[str]:
+    notes = [CAPACITY_CAVEAT]
+    if plan.checkpoint is not None and not plan.checkpoint.confirmed:
+        notes.append(
+            f"checkpoint repository {plan.checkpoint.repository} is unconfirmed (no public id was found); "
+            "set `runtime { model_path = ... }` to the one you serve"
+        )
+    if plan.accelerator.note:
+        notes.append(plan.accelerator.note)
+    return notes
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (Parallel, Speculative)):
+        return value.spelled()
+    if isinstance(value, tuple):
+        return "[" + ", ".join(map(str, value)) + "]"
+    if isinstance(value, int) and value >= 1024:
+        return f"{format_count(value)} ({value:,})"
+    return str(value)
+
+
+def _where(r: Resolved, plan: Plan) -> str:
+    if r.location is None:
+        return r.origin
+    src = plan.deployment.source
+    if r.location.file == src.name:
+        line, col = src.index.position(r.location.span.start)
+        return f"{r.origin} (line {line})"
+    return f"{r.origin} ({r.location.file})"
+
+
+def render_text(plans: list[Plan]) -> str:
+    out: list[str] = []
+    for plan in plans:
+        out.append(f"deployment {plan.name} ({plan.deployment.source.name}): {plan.path.upper()} path")
+        rows = [(k, _show(r.value), _where(r, plan)) for k, r in _ordered(plan)]
+        wk = max(len(k) for k, _, _ in rows)
+        wv = max(len(v) for _, v, _ in rows)
+        out.append("  settings:")
+        out += [f"    {k.ljust(wk)}  {v.ljust(wv)}  {o}" for k, v, o in rows]
+        for est in plan.capacity:
+            role = "" if est.role == "server" else f" ({est.role} pool)"
+            out.append(f"  capacity per replica{role}:")
+            out.append(
+                f"    memory      {est.replica_gpus} x {est.memory_per_gpu_gb:g} GB x {est.utilization:g} "
+                f"= {est.memory_per_replica_gb:g} GB"
+            )
+            out.append(f"    weights     {est.weights_gb:g} GB ({plan.value('checkpoint')})")
+            out.append(f"    draft       {est.draft_gb:g} GB")
+            out.append(f"    headroom    {est.headroom_gb:g} GB")
+            out.append(
+                f"    KV cache    {est.kv_bytes_per_token:,} B/token (full layers) + "
+                f"{est.sliding_bytes_per_token:,} B/token for the last {est.sliding_window:,} tokens"
+            )
+            out.append(
+                f"    sequences   {est.sequences_fit} of {format_count(est.sequence_tokens)} tokens fit "
+                f"({est.sequence_gb:g} GB each)"
+            )
+        for note in _notes(plan):
+            out.append(f"  note: {note}")
+        if not plan.launches:
+            out.append("  launches: none (the deployment has errors)")
+        for launch in plan.launches:
+            out.append(f"  launch {launch.role} on node {launch.node_rank}:")
+            for name, value in launch.env:
+                out.append(f"    {name}={shlex.quote(value)}")
+            for name, ref in launch.secrets:
+                out.append(f"    {name}=<{ref.kind} {ref.name}>")
+            out.append("    " + " \\\n      ".join(_argv_lines(launch.argv)))
+        out.append("")
+    return "\n".join(out)
+
+
+def _argv_lines(argv: tuple[str, ...]) -> list[str]:
+    """One flag (with its value) per line, as a shell would take it."""
+    head = 3 if argv[:2] == ("vllm", "serve") else 1
+    lines: list[str] = [" ".join(shlex.quote(a) for a in argv[:head])]
+    i = head
+    while i < len(argv):
+        if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            lines.append(f"{shlex.quote(argv[i])} {shlex.quote(argv[i + 1])}")
+            i += 2
+        else:
+            lines.append(shlex.quote(argv[i]))
+            i += 1
+    return lines
+
+
+def render_json(plans: list[Plan], diagnostics_doc: dict[str, Any]) -> str:
+    doc = {
+        "version": 1,
+        "deployments": [plan_dict(p) for p in plans],
+        "diagnostics": diagnostics_doc["diagnostics"],
+        "summary": diagnostics_doc["summary"],
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

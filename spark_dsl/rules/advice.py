@@ -1,0 +1,142 @@
+"""The recipe's workload advice (SPK401-SPK406): warnings about explicit choices that the recipe advises against."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.rules.registry import Finding, rule
+
+MXFP4_LIKE = ("mxfp4", "bf16-to-mxfp4")
+
+
+def _workload(plan: Plan) -> int | None:
+    """C, when SPK401-405 apply: AMD, a concurrency set, and the default context."""
+    conc = plan.settings.get("concurrency")
+    if plan.path != "amd" or conc is None or plan.long_context:
+        return None
+    return int(conc.value)
+
+
+def _ep_on(plan: Plan) -> bool:
+    return any(p.ep for p in plan.pools)
+
+
+def _conc_note(plan: Plan) -> tuple[str, Resolved]:
+    conc = plan.settings["concurrency"]
+    return (f"workload.concurrency = {conc.value}", conc)
+
+
+@rule(
+    "SPK401", "warning", "BF16 under expert parallelism on AMD",
+    checks="AMD, `checkpoint = bf16`, a workload concurrency set, and expert parallelism chosen explicitly.",
+    basis="The recipe keeps BF16 on plain tensor parallelism: its Triton experts are slower under "
+    "expert parallelism.",
+    failing="accelerator = mi355x\ncheckpoint  = bf16\nparallel    = tp + ep\nworkload { concurrency = 48 }",
+    fixed="accelerator = mi355x\ncheckpoint  = bf16\nparallel    = tp\nworkload { concurrency = 48 }",
+)
+def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
+    par = plan.settings["parallel"]
+    if _workload(plan) is not None and plan.value("checkpoint") == "bf16" and _ep_on(plan) and par.explicit:
+        yield Finding(
+            "BF16 on AMD stays on plain tensor parallelism: its Triton experts are slower under expert parallelism",
+            par, "use `parallel = tp`", replace_with="tp", notes=(_conc_note(plan),),
+        )
+
+
+@rule(
+    "SPK402", "warning", "plain TP at throughput concurrency with MXFP4 on AMD",
+    checks="AMD, MXFP4 (or load-time BF16-to-MXFP4), concurrency of 32 or more, and plain tensor "
+    "parallelism chosen explicitly.",
+    basis="The recipe names tensor plus expert parallelism the throughput choice for MXFP4 from about "
+    "32 concurrent requests.",
+    failing="accelerator = mi355x\nparallel    = tp\nworkload { concurrency = 48 }",
+    fixed="accelerator = mi355x\nparallel    = tp + ep\nworkload { concurrency = 48 }",
+)
+def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
+    c, par = _workload(plan), plan.settings["parallel"]
+    if c is not None and c >= plan.threshold("ep_from_concurrency") and plan.value("checkpoint") in MXFP4_LIKE \
+            and not _ep_on(plan) and par.explicit:
+        yield Finding(
+            f"at {c} concurrent requests, TP+EP is the recipe's throughput choice for MXFP4",
+            par, "use `parallel = tp + ep`", replace_with="tp + ep", notes=(_conc_note(plan),),
+        )
+
+
+@rule(
+    "SPK403", "warning", "expert parallelism for a handful of requests on AMD",
+    checks="AMD, concurrency below 32, and expert parallelism chosen explicitly.",
+    basis="The recipe recommends plain tensor parallelism for latency-bound AMD serving with only a "
+    "handful of concurrent requests.",
+    failing="accelerator = mi355x\nparallel    = tp + ep\nworkload { concurrency = 4 }",
+    fixed="accelerator = mi355x\nparallel    = tp\nworkload { concurrency = 4 }",
+)
+def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
+    c, par = _workload(plan), plan.settings["parallel"]
+    if c is not None and c < plan.threshold("ep_from_concurrency") and _ep_on(plan) and par.explicit:
+        yield Finding(
+            f"at {c} concurrent requests, plain tensor parallelism is the recipe's latency choice",
+            par, "use `parallel = tp`", replace_with="tp", notes=(_conc_note(plan),),
+        )
+
+
+@rule(
+    "SPK404", "warning", "DSpark beyond about 64 concurrent requests on AMD",
+    checks="AMD, DSpark chosen explicitly, concurrency above 64.",
+    basis="The recipe points operators back to running without the draft model beyond about 64 "
+    "concurrent requests (MXFP4: expert parallelism without the draft; BF16: plain TP without it).",
+    failing="accelerator = mi355x\nspeculative = dspark\nworkload { concurrency = 128 }",
+    fixed="accelerator = mi355x\nspeculative = none\nworkload { concurrency = 128 }",
+)
+def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
+    c, spec = _workload(plan), plan.settings["speculative"]
+    if c is not None and c > plan.threshold("dspark_until_concurrency") and spec.value.mode == "dspark" \
+            and spec.explicit:
+        after = "plain TP" if plan.value("checkpoint") == "bf16" else "TP+EP"
+        yield Finding(
+            f"beyond about {plan.threshold('dspark_until_concurrency')} concurrent requests the recipe drops "
+            f"the draft model ({after} without DSpark)",
+            spec, "use `speculative = none`", replace_with="none", notes=(_conc_note(plan),),
+        )
+
+
+@rule(
+    "SPK405", "warning", "DSpark at mid concurrency without expert parallelism on AMD",
+    checks="AMD, MXFP4 (or BF16-to-MXFP4), DSpark on, concurrency from 32 to 64, no expert "
+    "parallelism, with DSpark or the parallelism chosen explicitly.",
+    basis="The recipe says DSpark can stay ahead through about 64 concurrent requests only when paired "
+    "with expert parallelism.",
+    failing="accelerator = mi355x\nparallel    = tp\nspeculative = dspark\nworkload { concurrency = 48 }",
+    fixed="accelerator = mi355x\nparallel    = tp + ep\nspeculative = dspark\nworkload { concurrency = 48 }",
+)
+def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
+    c = _workload(plan)
+    spec, par = plan.settings["speculative"], plan.settings["parallel"]
+    if c is None or plan.value("checkpoint") not in MXFP4_LIKE or spec.value.mode != "dspark" or _ep_on(plan):
+        return
+    if plan.threshold("ep_from_concurrency") <= c <= plan.threshold("dspark_until_concurrency") and (
+        spec.explicit or par.explicit
+    ):
+        at = par if par.explicit else spec
+        yield Finding(
+            f"at {c} concurrent requests DSpark stays ahead only with expert parallelism",
+            at, "use `parallel = tp + ep`", replace_with="tp + ep" if at is par else None,
+            notes=(_conc_note(plan),),
+        )
+
+
+@rule(
+    "SPK406", "warning", "Rust frontend on the AMD path",
+    checks="`frontend = rust` set on an AMD accelerator, workload or not.",
+    basis="The Rust frontend is part of the NVIDIA path's validated command; the recipe treats it as an "
+    "optimization, not a requirement, and says to switch to Python if a feature is unsupported.",
+    failing="accelerator = mi355x\nfrontend    = rust",
+    fixed="accelerator = mi355x\nfrontend    = python",
+)
+def amd_rust_frontend(plan: Plan) -> Iterator[Finding]:
+    fe = plan.settings.get("frontend")
+    if plan.path == "amd" and fe is not None and fe.value == "rust" and fe.explicit:
+        yield Finding(
+            "the Rust frontend is validated on the NVIDIA path only; on AMD it is an untested optimization",
+            fe, "use `frontend = python` if a feature is unsupported", replace_with="python",
+        )

@@ -1,0 +1,532 @@
+"""The recipe's hard constraints (SPK201-SPK222): combinations that the recipe does not validate or vLLM cannot run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_dsl import catalog
+from spark_dsl.diagnostics import Severity
+from spark_dsl.plan.model import Plan, Pool, Resolved
+from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.units import format_count
+
+VALIDATED_ACCELERATORS = "B200, B300, GB200, GB300, MI350X and MI355X"
+
+
+def _validated_checkpoints(path: str) -> list[str]:
+    return list(catalog.load().recipe["validated_checkpoints"][path])
+
+
+def _tokens(n: int) -> str:
+    return f"{format_count(n)} ({n:,} tokens)"
+
+
+def _long_context_note(plan: Plan) -> tuple[str, Resolved | None]:
+    mml = plan.settings["max_model_len"]
+    return (
+        f"max_model_len = {format_count(mml.value)} selects the long-context configuration "
+        f"(above {format_count(plan.threshold('default_context'))})",
+        mml,
+    )
+
+
+def _downgrade(plan: Plan) -> Severity | None:
+    return Severity.WARNING if plan.value("allow_unvalidated") else None
+
+
+@rule(
+    "SPK201", "error", "accelerator outside the recipe's validated set",
+    checks="The accelerator is one the catalog knows (H100, H200, MI300X, MI325X) but the recipe does "
+    "not validate. With `allow_unvalidated = true` this is a warning.",
+    basis="The recipe validates Muse Spark Open on NVIDIA Blackwell (B200, B300, GB200, GB300) and "
+    "AMD MI350X/MI355X only. Other accelerators take their vendor's path, untested.",
+    failing="deployment muse {\n  model       = muse-spark-open\n  accelerator = h200\n  checkpoint  = mxfp4\n}",
+    fixed="deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n}",
+)
+def accelerator_validated(plan: Plan) -> Iterator[Finding]:
+    if not plan.accelerator.validated:
+        yield Finding(
+            f"accelerator `{plan.accelerator.id}` is not validated for Muse Spark Open",
+            plan.settings["accelerator"],
+            f"use one of {VALIDATED_ACCELERATORS}, or set `allow_unvalidated = true` to proceed at your own risk",
+            label="outside the recipe",
+            severity=_downgrade(plan),
+        )
+
+
+@rule(
+    "SPK202", "error", "checkpoint not validated on this vendor",
+    checks="The checkpoint is not one the recipe validates on the accelerator's vendor: NVIDIA "
+    "validates NVFP4; AMD validates Quark MXFP4, load-time BF16-to-MXFP4 and BF16. "
+    "`allow_unvalidated = true` makes it a warning, except NVFP4 on an accelerator without FP4 "
+    "support (anything before Blackwell), which cannot run at all.",
+    basis="NVFP4 is the recipe's Blackwell path; the AMD commands list MXFP4, load-time conversion "
+    "and BF16 serving.",
+    failing="accelerator = mi355x\ncheckpoint  = nvfp4",
+    fixed="accelerator = mi355x\ncheckpoint  = mxfp4",
+)
+def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
+    ckpt = plan.settings.get("checkpoint")
+    if ckpt is None or plan.checkpoint is None:
+        return
+    valid = _validated_checkpoints(plan.path)
+    if ckpt.value == "nvfp4" and not plan.accelerator.fp4:
+        yield Finding(
+            f"checkpoint `nvfp4` cannot run on `{plan.accelerator.id}`: it has no FP4 support",
+            ckpt,
+            f"use `checkpoint = {valid[0]}`" if plan.accelerator.vendor == "amd" else
+            "use a Blackwell accelerator for NVFP4, or another checkpoint",
+            label="needs Blackwell FP4",
+            replace_with=valid[0] if plan.accelerator.vendor == "amd" else None,
+        )
+    elif ckpt.value not in valid:
+        listing = ", ".join(f"`{c}`" for c in valid)
+        yield Finding(
+            f"checkpoint `{ckpt.value}` is not validated on {plan.path.upper()} (validated: {listing})",
+            ckpt,
+            f"use `checkpoint = {valid[0]}`",
+            label="not validated here",
+            replace_with=valid[0],
+            severity=_downgrade(plan),
+        )
+
+
+def _pool_label(pool: Pool) -> str:
+    return "" if pool.role == "server" else f" in the {pool.role} pool"
+
+
+@rule(
+    "SPK203", "error", "tensor-parallel size differs from the GPUs per node",
+    checks="The tensor-parallel size must equal the GPUs used on each node (`gpus`, which defaults to "
+    "the accelerator's GPUs per node), for each disaggregation pool too.",
+    basis="The recipe sets TP to the GPU count: a smaller TP replicates the dense components on every "
+    "rank and runs out of memory; TP never spans nodes.",
+    failing="accelerator = b200   # 8 GPUs per node\nparallel    = tp(4) + ep",
+    fixed="accelerator = b200\nparallel    = tp + ep",
+)
+def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
+    gpus = plan.settings["gpus"]
+    for pool in plan.pools:
+        if pool.tp != gpus.value:
+            yield Finding(
+                f"tensor-parallel size {pool.tp}{_pool_label(pool)} differs from the {gpus.value} GPUs used per node",
+                pool.parallel,
+                "use `tp` (TP = GPUs per node)" + (", or lower `gpus`" if pool.tp < gpus.value else ""),
+                label=f"TP {pool.tp}",
+                notes=((f"gpus = {gpus.value} ({gpus.origin})", gpus if gpus.explicit else None),),
+            )
+
+
+@rule(
+    "SPK204", "error", "data parallelism on the AMD path",
+    checks="`dp(N)` on MI350X/MI355X (or another AMD accelerator).",
+    basis="The recipe's AMD path supports TP and TP+EP, not its data-parallel configuration.",
+    failing="accelerator = mi355x\nparallel    = dp(2) + tp",
+    fixed="accelerator = mi355x\nparallel    = tp",
+)
+def amd_no_dp(plan: Plan) -> Iterator[Finding]:
+    if plan.path != "amd":
+        return
+    for pool in plan.pools:
+        if pool.dp is not None:
+            yield Finding(
+                "data parallelism is not validated on the AMD path",
+                pool.parallel,
+                "use `parallel = tp` or `tp + ep` on one node",
+                label=f"dp({pool.dp})",
+            )
+            return
+
+
+def _block_resolved(plan: Plan, kind: str) -> Resolved | None:
+    from spark_dsl.span import Location
+
+    block = plan.deployment.body.block(kind)
+    if block is None or block.origin is None:
+        return None
+    o = block.origin
+    return Resolved(True, f"profile {o.profile}" if o.profile else "user", Location(o.file, o.span), o.profile)
+
+
+@rule(
+    "SPK205", "error", "prefill/decode disaggregation on the AMD path",
+    checks="A `disaggregation` block on an AMD accelerator.",
+    basis="The recipe's AMD path does not support prefill/decode disaggregation; teams that need it "
+    "should use the NVIDIA path.",
+    failing="accelerator = mi355x\ndisaggregation { }",
+    fixed="accelerator = b200\ndisaggregation { }",
+)
+def amd_no_disaggregation(plan: Plan) -> Iterator[Finding]:
+    if plan.path == "amd" and plan.disaggregated:
+        yield Finding(
+            "prefill/decode disaggregation is not validated on the AMD path",
+            _block_resolved(plan, "disaggregation"),
+            "remove the `disaggregation` block, or deploy on a Blackwell accelerator",
+            label="AMD has no P/D disaggregation",
+        )
+
+
+@rule(
+    "SPK206", "error", "multimodal input on the AMD path",
+    checks="Any modality other than `text` on an AMD accelerator.",
+    basis="The AMD commands are text-only: they do not provide the model's image, audio and video path.",
+    failing="accelerator = mi355x\nmodalities  = [text, image]",
+    fixed="accelerator = mi355x\nmodalities  = [text]",
+)
+def amd_text_only(plan: Plan) -> Iterator[Finding]:
+    mods = plan.settings["modalities"]
+    if plan.path == "amd" and set(mods.value) - {"text"}:
+        extra = ", ".join(m for m in mods.value if m != "text")
+        yield Finding(
+            f"the AMD path serves text only, not {extra}",
+            mods,
+            "use `modalities = [text]`, or the NVIDIA path for multimodal serving",
+            label="multimodal",
+            replace_with="[text]",
+        )
+
+
+def _amd_switch(plan: Plan, key: str, bad: object) -> Resolved | None:
+    s = plan.settings.get(key)
+    if plan.path == "amd" and s is not None and s.value == bad:
+        return s
+    return None
+
+
+@rule(
+    "SPK207", "error", "prefix caching on the AMD path",
+    checks="`prefix_caching = true` on an AMD accelerator.",
+    basis="The recipe's AMD commands disable prefix caching.",
+    failing="accelerator    = mi355x\nprefix_caching = true",
+    fixed="accelerator    = mi355x\nprefix_caching = false",
+)
+def amd_no_prefix_caching(plan: Plan) -> Iterator[Finding]:
+    s = _amd_switch(plan, "prefix_caching", True)
+    if s is not None:
+        yield Finding("the AMD path runs with prefix caching off", s, "use `prefix_caching = false`",
+                      replace_with="false")
+
+
+@rule(
+    "SPK208", "error", "chunked prefill off on the AMD path",
+    checks="`chunked_prefill = false` on an AMD accelerator.",
+    basis="The recipe's AMD commands enable chunked prefill.",
+    failing="accelerator     = mi355x\nchunked_prefill = false",
+    fixed="accelerator     = mi355x\nchunked_prefill = true",
+)
+def amd_chunked_prefill(plan: Plan) -> Iterator[Finding]:
+    s = _amd_switch(plan, "chunked_prefill", False)
+    if s is not None:
+        yield Finding("the AMD path runs with chunked prefill on", s, "use `chunked_prefill = true`",
+                      replace_with="true")
+
+
+@rule(
+    "SPK209", "error", "V1 model runner on the AMD path",
+    checks="`model_runner = v1` on an AMD accelerator.",
+    basis="The recipe's AMD commands use the V2 model runner.",
+    failing="accelerator  = mi355x\nmodel_runner = v1",
+    fixed="accelerator  = mi355x\nmodel_runner = v2",
+)
+def amd_v2_runner(plan: Plan) -> Iterator[Finding]:
+    s = _amd_switch(plan, "model_runner", "v1")
+    if s is not None:
+        yield Finding("the AMD path runs the V2 model runner", s, "use `model_runner = v2`", replace_with="v2")
+
+
+@rule(
+    "SPK210", "error", "adaptive DSpark without Triton attention on AMD",
+    checks="On the AMD path, `speculative = dspark(adaptive)` with an explicit attention backend other "
+    "than `triton` (`auto` included, since vLLM would pick AITER).",
+    basis="Adaptive DSpark needs Triton attention: AITER's attention backend cannot run the "
+    "variable-length decode graphs it captures.",
+    failing="accelerator = mi355x\nspeculative = dspark(adaptive)\nattention   = aiter",
+    fixed="accelerator = mi355x\nspeculative = dspark(adaptive)\nattention   = triton",
+)
+def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
+    spec, att = plan.settings["speculative"], plan.settings.get("attention")
+    if plan.path != "amd" or not (spec.value.mode == "dspark" and spec.value.adaptive):
+        return
+    if att is not None and att.explicit and att.value != "triton":
+        yield Finding(
+            f"adaptive DSpark needs Triton attention, found `{att.value}`",
+            att,
+            "use `attention = triton`",
+            label="cannot run adaptive DSpark's decode graphs",
+            notes=(("speculative = dspark(adaptive) is set here", spec if spec.explicit else None),),
+            replace_with="triton",
+        )
+
+
+@rule(
+    "SPK211", "error", "long context on AMD needs the MXFP4 checkpoint",
+    checks="On the AMD path, `max_model_len` above 32,768 with a checkpoint other than `mxfp4`.",
+    basis="The recipe's one-million-token configuration on AMD is validated with Quark MXFP4 only.",
+    failing="accelerator   = mi355x\ncheckpoint    = bf16\nmax_model_len = 1M",
+    fixed="accelerator   = mi355x\ncheckpoint    = mxfp4\nmax_model_len = 1M",
+)
+def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
+    ckpt = plan.settings.get("checkpoint")
+    allowed = plan.threshold("long_context_checkpoints")
+    if plan.path == "amd" and plan.long_context and ckpt is not None and ckpt.value not in allowed:
+        yield Finding(
+            f"long context on AMD is validated with `mxfp4` only, found `{ckpt.value}`",
+            ckpt,
+            "use `checkpoint = mxfp4`, or `max_model_len = 32K`",
+            notes=(_long_context_note(plan),),
+            replace_with="mxfp4",
+        )
+
+
+@rule(
+    "SPK212", "error", "long context on AMD is validated with plain tensor parallelism",
+    checks="On the AMD path, `max_model_len` above 32,768 with expert parallelism on.",
+    basis="The recipe's long-context configuration uses plain tensor parallelism.",
+    failing="accelerator   = mi355x\nparallel      = tp + ep\nmax_model_len = 1M",
+    fixed="accelerator   = mi355x\nparallel      = tp\nmax_model_len = 1M",
+)
+def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
+    if plan.path == "amd" and plan.long_context:
+        for pool in plan.pools:
+            if pool.ep:
+                yield Finding(
+                    "long context on AMD is validated with plain tensor parallelism",
+                    pool.parallel,
+                    "use `parallel = tp`",
+                    label="expert parallelism is on",
+                    notes=(_long_context_note(plan),),
+                    replace_with="tp",
+                )
+                return
+
+
+@rule(
+    "SPK213", "error", "long context on AMD allows at most 8 sequences",
+    checks="On the AMD path, `max_model_len` above 32,768 with `max_num_seqs` unset or above 8.",
+    basis="The recipe's long-context configuration runs no more than eight sequences.",
+    failing="accelerator   = mi355x\nmax_model_len = 1M",
+    fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8",
+)
+def long_context_seqs(plan: Plan) -> Iterator[Finding]:
+    if plan.path != "amd" or not plan.long_context:
+        return
+    limit = plan.threshold("long_context_max_num_seqs")
+    seqs = plan.settings.get("max_num_seqs")
+    if seqs is None:
+        yield Finding(
+            f"long context on AMD needs `max_num_seqs` of at most {limit}; it is unset (vLLM's default is higher)",
+            plan.settings["max_model_len"],
+            f"set `max_num_seqs = {limit}`",
+            label="long-context configuration",
+        )
+    elif seqs.value > limit:
+        yield Finding(
+            f"long context on AMD allows at most {limit} sequences, found `max_num_seqs = {seqs.value}`",
+            seqs,
+            f"set `max_num_seqs = {limit}`",
+            notes=(_long_context_note(plan),),
+            replace_with=str(limit),
+        )
+
+
+@rule(
+    "SPK214", "error", "long context on AMD uses the default or FP8 KV cache",
+    checks="On the AMD path, `max_model_len` above 32,768 with `kv_cache_dtype` other than `auto`, "
+    "`fp8` or `fp8_e4m3` (vLLM's `fp8` is E4M3).",
+    basis="The recipe's long-context configuration runs with either the default or the FP8 KV cache.",
+    failing="accelerator    = mi355x\nmax_model_len  = 1M\nkv_cache_dtype = fp8_e5m2",
+    fixed="accelerator    = mi355x\nmax_model_len  = 1M\nkv_cache_dtype = fp8",
+)
+def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
+    kv = plan.settings["kv_cache_dtype"]
+    allowed = plan.threshold("long_context_kv_dtypes")
+    if plan.path == "amd" and plan.long_context and kv.value not in allowed:
+        yield Finding(
+            f"long context on AMD uses the default or FP8 (E4M3) KV cache, found `{kv.value}`",
+            kv,
+            "use `kv_cache_dtype = fp8`",
+            notes=(_long_context_note(plan),),
+            replace_with="fp8",
+        )
+
+
+@rule(
+    "SPK215", "error", "max_model_len above the model's context",
+    checks="`max_model_len` larger than the model's native context (1,048,576 tokens for Muse Spark Open).",
+    basis="The model supports a one-million-token context; vLLM refuses a longer limit.",
+    failing="max_model_len = 2M",
+    fixed="max_model_len = 1M",
+)
+def within_model_context(plan: Plan) -> Iterator[Finding]:
+    mml = plan.settings.get("max_model_len")
+    if mml is not None and mml.value > plan.model.max_context:
+        yield Finding(
+            f"max_model_len {_tokens(mml.value)} exceeds the model's context of {_tokens(plan.model.max_context)}",
+            mml,
+            f"use `max_model_len = {format_count(plan.model.max_context)}` or less",
+            replace_with=format_count(plan.model.max_context),
+        )
+
+
+def _nodes_resolved(plan: Plan) -> Resolved:
+    nodes = plan.settings["nodes"]
+    if nodes.explicit:
+        return nodes
+    for pool in plan.pools:
+        if pool.nodes_setting is not None and pool.nodes > 1:
+            return pool.nodes_setting
+    return nodes
+
+
+@rule(
+    "SPK216", "error", "more than one node on the AMD path",
+    checks="An AMD deployment on more than one node.",
+    basis="The recipe's AMD path is validated on one eight-GPU node: no data parallelism, no "
+    "prefill/decode disaggregation.",
+    failing="accelerator = mi355x\nnodes       = 2",
+    fixed="accelerator = mi355x\nnodes       = 1",
+)
+def amd_one_node(plan: Plan) -> Iterator[Finding]:
+    if plan.path == "amd" and plan.total_nodes > 1:
+        yield Finding(
+            f"the AMD path is validated on one node, found {plan.total_nodes}",
+            _nodes_resolved(plan),
+            "deploy on one node (`nodes = 1`)",
+        )
+
+
+@rule(
+    "SPK217", "error", "GPU arithmetic does not add up",
+    checks="Data parallel x tensor parallel must equal nodes x GPUs per node (per pool under "
+    "disaggregation), and a top-level `nodes` must equal the sum of the pools' nodes. Not reported "
+    "beside SPK204, SPK205, SPK216 or SPK218, which already explain the node count.",
+    basis="Every GPU must be placed exactly once: vLLM starts dp x tp ranks and expects them to fill "
+    "the nodes it is given.",
+    failing="nodes    = 2\nparallel = dp(4) + tp + ep   # 4 x 8 = 32 ranks, 16 GPUs",
+    fixed="nodes    = 2\nparallel = dp(2) + tp + ep",
+    suppressed_by=("SPK204", "SPK205", "SPK216", "SPK218"),
+)
+def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
+    gpus = plan.value("gpus")
+    nodes = plan.settings["nodes"]
+    if plan.disaggregated and nodes.explicit and nodes.value != plan.total_nodes:
+        yield Finding(
+            f"nodes = {nodes.value} differs from the {plan.total_nodes} nodes of the disaggregation pools",
+            nodes,
+            f"use `nodes = {plan.total_nodes}`, or leave `nodes` out",
+            replace_with=str(plan.total_nodes),
+        )
+        return
+    for pool in plan.pools:
+        ranks, available = pool.dp_size * pool.tp, pool.nodes * gpus
+        if ranks != available:
+            yield Finding(
+                f"dp x tp = {pool.dp_size} x {pool.tp} = {ranks} ranks{_pool_label(pool)}, "
+                f"but {pool.nodes} node{'s' if pool.nodes != 1 else ''} x {gpus} GPUs = {available}",
+                pool.parallel,
+                f"use `dp({available // pool.tp})`" if pool.tp and available % pool.tp == 0 and available // pool.tp > 1
+                else "make dp x tp equal nodes x GPUs per node",
+            )
+
+
+@rule(
+    "SPK218", "error", "extra nodes on the NVIDIA path without replicas",
+    checks="An NVIDIA deployment on several nodes without `dp(N)` or disaggregation.",
+    basis="Tensor parallelism stays within a node (SPK203), so extra nodes need data-parallel "
+    "replicas or prefill/decode pools.",
+    failing="accelerator = b200\nnodes       = 2\nparallel    = tp + ep",
+    fixed="accelerator = b200\nnodes       = 2\nparallel    = dp(2) + tp + ep",
+)
+def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
+    if plan.path != "nvidia" or plan.disaggregated:
+        return
+    (pool,) = plan.pools
+    if pool.nodes > 1 and pool.dp is None:
+        yield Finding(
+            f"{pool.nodes} nodes need data-parallel replicas: tensor parallelism stays within a node",
+            _nodes_resolved(plan),
+            f"add `dp({pool.nodes})` to `parallel` (e.g. `parallel = dp({pool.nodes}) + tp + ep`)",
+        )
+
+
+@rule(
+    "SPK219", "error", "tensor-parallel size does not divide the KV heads",
+    checks="The tensor-parallel size must divide the model's 16 KV heads.",
+    basis="Catalog fact, not a recipe sentence: Muse Spark Open has 16 KV heads (grouped-query "
+    "attention), and vLLM splits attention heads evenly across TP ranks.",
+    failing="gpus     = 6\nparallel = tp",
+    fixed="gpus     = 8\nparallel = tp",
+)
+def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
+    heads = plan.model.architecture.kv_heads
+    for pool in plan.pools:
+        if heads % pool.tp:
+            yield Finding(
+                f"tensor-parallel size {pool.tp} does not divide the model's {heads} KV heads",
+                pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
+                "use a tensor-parallel size of 1, 2, 4, 8 or 16",
+            )
+            return
+
+
+@rule(
+    "SPK220", "error", "expert-parallel size does not divide the experts",
+    checks="With expert parallelism, the expert-parallel size (TP x DP of the replica group) must "
+    "divide the model's 256 routed experts.",
+    basis="Catalog fact: vLLM splits the 256 routed experts of each layer evenly across EP ranks.",
+    failing="gpus     = 6\nparallel = tp + ep",
+    fixed="gpus     = 8\nparallel = tp + ep",
+)
+def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
+    experts = plan.model.architecture.routed_experts
+    for pool in plan.pools:
+        size = pool.tp * pool.dp_size
+        if pool.ep and experts % size:
+            yield Finding(
+                f"expert-parallel size {size} (TP {pool.tp} x DP {pool.dp_size}) does not divide the {experts} experts",
+                pool.parallel,
+                "choose TP x DP as a power of two up to 256",
+            )
+            return
+
+
+@rule(
+    "SPK221", "error", "DSpark needs the V2 model runner",
+    checks="`speculative = dspark` (on any path) with `model_runner = v1`.",
+    basis="vLLM fact: vLLM 0.33 runs DSpark only on the V2 model runner; the V1 runner rejects it.",
+    failing="speculative  = dspark\nmodel_runner = v1",
+    fixed="speculative  = dspark\nmodel_runner = v2",
+)
+def dspark_v2(plan: Plan) -> Iterator[Finding]:
+    runner = plan.settings.get("model_runner")
+    if runner is not None and runner.value == "v1" and plan.value("speculative").mode == "dspark":
+        yield Finding(
+            "DSpark runs only on the V2 model runner",
+            runner,
+            "use `model_runner = v2`, or `speculative = none`",
+            notes=(("speculative decoding is DSpark here", plan.settings["speculative"]),),
+            replace_with="v2",
+        )
+
+
+@rule(
+    "SPK222", "error", "attention backend of the other vendor",
+    checks="`attention = aiter` on the NVIDIA path, or `attention = flashinfer` on the AMD path.",
+    basis="vLLM fact: AITER is ROCm's kernel library and FlashInfer is CUDA-only; each backend exists "
+    "on one vendor.",
+    failing="accelerator = b200\nattention   = aiter",
+    fixed="accelerator = b200\nattention   = auto",
+)
+def attention_vendor(plan: Plan) -> Iterator[Finding]:
+    att = plan.settings.get("attention")
+    if att is None:
+        return
+    wrong = {"nvidia": "aiter", "amd": "flashinfer"}[plan.path]
+    if att.value == wrong:
+        other = "triton" if plan.path == "amd" else "auto"
+        yield Finding(
+            f"attention backend `{wrong}` does not exist on {plan.path.upper()} GPUs",
+            att,
+            f"use `attention = {other}`",
+            replace_with=other,
+        )

@@ -1,0 +1,134 @@
+"""The rule registry: each rule carries its code, severity, title and explain text; running rules never raises."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cache
+
+from spark_dsl.codes import CodeDoc
+from spark_dsl.diagnostics import Diagnostic, Fix, Note, Severity, replacement
+from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.span import Location
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What a rule found: the value that breaks it, the message, and the smallest fix."""
+
+    message: str
+    at: Resolved | None
+    help: str
+    label: str | None = None
+    notes: tuple[tuple[str, Resolved | None], ...] = ()
+    replace_with: str | None = None
+    severity: Severity | None = None
+
+
+Check = Callable[[Plan], Iterable[Finding]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    code: str
+    severity: Severity
+    doc: CodeDoc
+    check: Check
+    suppressed_by: frozenset[str] = field(default_factory=frozenset)
+
+
+_RULES: dict[str, Rule] = {}
+
+
+def rule(
+    code: str,
+    severity: str,
+    title: str,
+    *,
+    checks: str,
+    basis: str,
+    failing: str,
+    fixed: str,
+    suppressed_by: Iterable[str] = (),
+) -> Callable[[Check], Check]:
+    """Registers a check function as the rule `code`."""
+
+    def register(fn: Check) -> Check:
+        if code in _RULES:
+            raise ValueError(f"rule code {code} is registered twice")
+        doc = CodeDoc(code, severity, title, checks, basis, failing, fixed)
+        _RULES[code] = Rule(code, Severity(severity), doc, fn, frozenset(suppressed_by))
+        return fn
+
+    return register
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    """Every rule, in code order."""
+    from spark_dsl.rules import advice, capacity, hard, structure  # noqa: F401 - registration on import
+
+    return tuple(_RULES[c] for c in sorted(_RULES))
+
+
+def _location(plan: Plan, resolved: Resolved | None) -> Location:
+    if resolved is not None and resolved.location is not None:
+        return resolved.location
+    dep = plan.deployment
+    return Location(dep.source.name, dep.node.name.span)
+
+
+def _origin_note(plan: Plan, resolved: Resolved | None, what: str) -> Note | None:
+    if resolved is None:
+        return None
+    dep = plan.deployment
+    if resolved.profile is not None:
+        via = next((i for i in dep.node.extends if i.name == resolved.profile), None)
+        via = via or (dep.node.extends[0] if dep.node.extends else None)
+        where = Location(dep.source.name, via.span) if via else None
+        return Note(f"{what} comes from profile `{resolved.profile}`, which `{plan.name}` extends", where)
+    if resolved.location is None:
+        return Note(f"{what} is the {resolved.origin}")
+    return None
+
+
+def to_diagnostic(plan: Plan, rule_: Rule, finding: Finding) -> Diagnostic:
+    location = _location(plan, finding.at)
+    notes: list[Note] = []
+    primary_note = _origin_note(plan, finding.at, "this value")
+    if primary_note:
+        notes.append(primary_note)
+    for message, resolved in finding.notes:
+        where = resolved.location if resolved is not None else None
+        notes.append(Note(message, where))
+        extra = _origin_note(plan, resolved, "that value") if resolved is not None and resolved.profile else None
+        if extra:
+            notes.append(extra)
+    fixes: tuple[Fix, ...] = ()
+    if finding.replace_with is not None and finding.at is not None and finding.at.location is not None:
+        loc = finding.at.location
+        fixes = (replacement(finding.help, loc.file, loc.span, finding.replace_with),)
+    return Diagnostic(
+        rule_.code,
+        finding.severity or rule_.severity,
+        finding.message,
+        location,
+        label=finding.label,
+        help=finding.help,
+        notes=tuple(notes),
+        fixes=fixes,
+        deployment=plan.name,
+    )
+
+
+def run_rules(plan: Plan) -> list[Diagnostic]:
+    """Every rule's findings on a plan, with overlapping codes left out as RULES.md says."""
+    fired: set[str] = set()
+    out: list[Diagnostic] = []
+    for rule_ in all_rules():
+        if rule_.suppressed_by & fired:
+            continue
+        for finding in rule_.check(plan):
+            fired.add(rule_.code)
+            out.append(to_diagnostic(plan, rule_, finding))
+    return out

@@ -1,0 +1,54 @@
+"""Plan-level name rules (SPK118-SPK119): what a deployment must say that the schema alone cannot check."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_dsl.plan.model import Plan
+from spark_dsl.rules.registry import Finding, rule
+
+
+@rule(
+    "SPK118", "error", "checkpoint required outside the recipe",
+    checks="An accelerator outside the recipe (H100, H200, MI300X, MI325X) gets no default checkpoint: "
+    "the deployment must choose one. The help lists the checkpoints whose weights fit one node.",
+    basis="The recipe's defaults are validated only on its own accelerators; guessing weights for an "
+    "unvalidated one would hide that choice.",
+    failing="accelerator       = h200\nallow_unvalidated = true",
+    fixed="accelerator       = h200\nallow_unvalidated = true\ncheckpoint        = mxfp4",
+)
+def checkpoint_required(plan: Plan) -> Iterator[Finding]:
+    if "checkpoint" in plan.settings:
+        return
+    acc = plan.accelerator
+    budget = acc.memory_gb * plan.value("gpus") * plan.threshold("gpu_memory_utilization")
+    fits = [
+        c.id for c in plan.model.checkpoints.values()
+        if c.weights_gb < budget and (c.id != "nvfp4" or acc.fp4)
+    ]
+    listing = ", ".join(f"`{c}`" for c in fits) or "none (the weights need more memory than one node has)"
+    yield Finding(
+        f"accelerator `{acc.id}` is outside the recipe, so there is no default checkpoint",
+        plan.settings["accelerator"],
+        f"set `checkpoint`; checkpoints that fit {plan.value('gpus')} x {acc.display_name}: {listing}",
+        label="no default checkpoint here",
+    )
+
+
+@rule(
+    "SPK119", "error", "modalities without text",
+    checks="`modalities` must include `text`.",
+    basis="Every launch serves the language model; vLLM's switches only turn the other modalities "
+    "off (`--language-model-only`, `--limit-mm-per-prompt`).",
+    failing="modalities = [image]",
+    fixed="modalities = [text, image]",
+)
+def text_modality(plan: Plan) -> Iterator[Finding]:
+    mods = plan.settings["modalities"]
+    if "text" not in mods.value:
+        yield Finding(
+            "`modalities` must include `text`",
+            mods,
+            f"use `modalities = [{', '.join(('text', *mods.value))}]`",
+            replace_with=f"[{', '.join(('text', *mods.value))}]",
+        )
