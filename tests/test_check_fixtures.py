@@ -1,4 +1,8 @@
-"""Every type-checker fixture produces exactly the diagnostics its `# expect:` comments name."""
+"""Every fixture produces exactly the diagnostics its `# expect:` comments name.
+
+`check/` holds the type checker's fixtures; `rules/` holds a pair per rule code:
+`CODE.fail.spark` must report the code, `CODE.pass.spark` must not.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ import pytest
 
 from spark_dsl.pipeline import run
 
-FIXTURES = Path(__file__).parent / "fixtures" / "check"
+FIXTURES = Path(__file__).parent / "fixtures"
+ALL = sorted(FIXTURES.glob("check/*.spark")) + sorted(FIXTURES.glob("rules/*.spark"))
 EXPECT = re.compile(r"#\s*expect:\s*((?:SPK\d{3}[\s,]*)+)")
 
 
@@ -23,7 +28,7 @@ def expected(path: Path) -> list[tuple[str, int]]:
 
 
 def actual(path: Path) -> list[tuple[str, int]]:
-    result = run([path], FIXTURES)
+    result = run([path], path.parent)
     source = result.sources[result.files[0].name]
     pairs = []
     for d in result.diagnostics:
@@ -33,10 +38,10 @@ def actual(path: Path) -> list[tuple[str, int]]:
     return sorted(pairs)
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.spark")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_fixture_reports_exactly_its_expectations(path: Path) -> None:
     want = expected(path)
-    if path.name.endswith(".ok.spark"):
+    if path.name.endswith(".ok.spark") or path.name.endswith(".pass.spark") and not want:
         assert want == []
     else:
         assert want, "a failing fixture must name at least one expected diagnostic"
@@ -44,10 +49,30 @@ def test_fixture_reports_exactly_its_expectations(path: Path) -> None:
 
 
 def test_every_diagnostic_has_code_location_message_and_help() -> None:
-    for path in sorted(FIXTURES.glob("*.spark")):
-        for d in run([path], FIXTURES).diagnostics:
+    for path in ALL:
+        for d in run([path], path.parent).diagnostics:
             assert re.fullmatch(r"SPK\d{3}", d.code)
             assert d.location is not None
-            assert d.message and d.message[0].islower() or d.message[0] in "`\"", d.message
+            assert d.message and not d.message[0].isupper(), d.message
             assert not d.message.endswith("."), d.message
             assert d.help, f"{d.code} at {path.name} has no help"
+
+
+def test_every_rule_has_a_failing_and_a_passing_fixture() -> None:
+    from spark_dsl.rules.registry import all_rules
+
+    codes = {r.code for r in all_rules()}
+    for code in sorted(codes):
+        fail, ok = FIXTURES / "rules" / f"{code}.fail.spark", FIXTURES / "rules" / f"{code}.pass.spark"
+        assert fail.exists() and ok.exists(), f"{code} needs {fail.name} and {ok.name}"
+        assert code in {c for c, _ in expected(fail)}, f"{fail.name} must expect {code}"
+        assert code not in {c for c, _ in expected(ok)}, f"{ok.name} must not expect {code}"
+    stray = {p.name.split(".")[0] for p in FIXTURES.glob("rules/*.spark")} - codes
+    assert not stray, f"fixtures for unknown codes: {stray}"
+
+
+def test_rules_md_codes_are_all_registered() -> None:
+    from spark_dsl.rules.registry import all_rules
+
+    required = {f"SPK{n}" for n in [*range(201, 223), *range(301, 305), *range(401, 407)]}
+    assert required <= {r.code for r in all_rules()}

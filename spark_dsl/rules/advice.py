@@ -39,7 +39,7 @@ def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
     par = plan.settings["parallel"]
     if _workload(plan) is not None and plan.value("checkpoint") == "bf16" and _ep_on(plan) and par.explicit:
         yield Finding(
-            "BF16 on AMD stays on plain tensor parallelism: its Triton experts are slower under expert parallelism",
+            "checkpoint `bf16` on AMD stays on plain tensor parallelism: its Triton experts are slower under expert parallelism",
             par, "use `parallel = tp`", replace_with="tp", notes=(_conc_note(plan),),
         )
 

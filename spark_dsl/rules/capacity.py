@@ -7,7 +7,6 @@ from math import ceil
 
 from spark_dsl.plan.model import CapacityEstimate, Plan
 from spark_dsl.rules.registry import Finding, rule
-from spark_dsl.units import format_count
 
 
 def _replica(est: CapacityEstimate, plan: Plan) -> str:
@@ -59,10 +58,12 @@ def headroom(plan: Plan) -> Iterator[Finding]:
     fraction = plan.threshold("kv_headroom_fraction")
     for est in plan.capacity:
         if 0 <= est.headroom_gb < fraction * est.memory_per_replica_gb:
+            ckpt, util = plan.settings.get("checkpoint"), plan.settings.get("gpu_memory_utilization")
+            at = ckpt if ckpt is not None and ckpt.explicit else util if util is not None else ckpt
             yield Finding(
                 f"only {est.headroom_gb:g} GB of {est.memory_per_replica_gb:g} GB is left for KV cache "
                 f"(less than {fraction:.0%})",
-                plan.settings.get("checkpoint"),
+                at,
                 "use a smaller checkpoint, drop the draft model, or raise `gpu_memory_utilization`",
                 notes=(_weights_note(plan, est),),
             )
@@ -84,7 +85,7 @@ def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
         if est.headroom_gb >= 0 and est.sequences_fit < 1:
             at = plan.settings.get("max_model_len")
             yield Finding(
-                f"one sequence of {format_count(est.sequence_tokens)} tokens needs {est.sequence_gb:g} GB of KV "
+                f"one sequence of {est.sequence_tokens:,} tokens needs {est.sequence_gb:g} GB of KV "
                 f"cache, but only {est.headroom_gb:g} GB is left after weights",
                 at if at is not None and at.explicit else plan.settings.get("checkpoint"),
                 "lower `max_model_len`, use `kv_cache_dtype = fp8`, or add memory",
@@ -116,7 +117,7 @@ def sequences_fit(plan: Plan) -> Iterator[Finding]:
         if est.sequences_fit >= 1 and wanted > est.sequences_fit:
             fit = est.sequences_fit
             yield Finding(
-                f"{wanted} sequences of {format_count(est.sequence_tokens)} tokens do not fit: only {fit} "
+                f"{wanted} sequences of {est.sequence_tokens:,} tokens do not fit: only {fit} "
                 f"full-length sequence{'s' if fit != 1 else ''} fit{'s' if fit == 1 else ''} in "
                 f"{est.headroom_gb:g} GB ({est.sequence_gb:g} GB each)",
                 at,

@@ -501,7 +501,7 @@ def dspark_v2(plan: Plan) -> Iterator[Finding]:
     runner = plan.settings.get("model_runner")
     if runner is not None and runner.value == "v1" and plan.value("speculative").mode == "dspark":
         yield Finding(
-            "DSpark runs only on the V2 model runner",
+            "speculative decoding with DSpark runs only on the V2 model runner",
             runner,
             "use `model_runner = v2`, or `speculative = none`",
             notes=(("speculative decoding is DSpark here", plan.settings["speculative"]),),

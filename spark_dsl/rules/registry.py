@@ -123,12 +123,6 @@ def to_diagnostic(plan: Plan, rule_: Rule, finding: Finding) -> Diagnostic:
 
 def run_rules(plan: Plan) -> list[Diagnostic]:
     """Every rule's findings on a plan, with overlapping codes left out as RULES.md says."""
-    fired: set[str] = set()
-    out: list[Diagnostic] = []
-    for rule_ in all_rules():
-        if rule_.suppressed_by & fired:
-            continue
-        for finding in rule_.check(plan):
-            fired.add(rule_.code)
-            out.append(to_diagnostic(plan, rule_, finding))
-    return out
+    found = [(rule_, finding) for rule_ in all_rules() for finding in rule_.check(plan)]
+    fired = {rule_.code for rule_, _ in found}
+    return [to_diagnostic(plan, r, f) for r, f in found if not (r.suppressed_by & fired)]
