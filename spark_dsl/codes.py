@@ -67,10 +67,15 @@ def lookup(code: str) -> CodeDoc | None:
 
 
 def close_codes(code: str) -> list[str]:
-    """Codes near an unknown one: same prefix first, then spelling."""
+    """Codes near an unknown one: the nearest numbers in its range, else similar spellings."""
     from difflib import get_close_matches
 
     code = code.strip().upper()
     known = list(registry())
-    same_range = [c for c in known if code[:4] and c.startswith(code[:4])]
-    return (same_range or get_close_matches(code, known, n=5, cutoff=0.5))[:8]
+    digits = code[3:]
+    if code.startswith("SPK") and digits.isdigit() and len(digits) == 3:
+        same_range = [c for c in known if c[3] == digits[0]]
+        same_range.sort(key=lambda c: (abs(int(c[3:]) - int(digits)), c))
+        if same_range:
+            return same_range[:5]
+    return get_close_matches(code, known, n=5, cutoff=0.5)

@@ -1,0 +1,138 @@
+"""Rule behaviour beyond the fixtures: worked numbers, downgrades, origins, silencing, explain."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from spark_dsl.diagnostics import Severity
+from spark_dsl.pipeline import run
+
+Project = Callable[[dict[str, str]], Path]
+
+
+def check(project: Project, text: str, **files: str) -> Any:
+    root = project({"a.spark": text, **files})
+    return run([root / "a.spark"], root)
+
+
+def by_code(result: Any) -> dict[str, Any]:
+    return {d.code: d for d in result.diagnostics}
+
+
+def test_bf16_on_eight_b200_fails_spk301_with_the_arithmetic(project: Project) -> None:
+    # 1,640 GB of BF16 weights > 8 x 180 GB x 0.92 = 1,324.8 GB (hand-checked).
+    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = b200\n  checkpoint = bf16\n}\n")
+    d = by_code(result)["SPK301"]
+    assert d.severity is Severity.ERROR
+    assert "1640 GB" in d.message and "8 x 180 GB x 0.92 = 1324.8 GB" in d.message
+    assert "SPK302" not in by_code(result) and "SPK303" not in by_code(result)
+
+
+def test_nvfp4_on_four_gb200_at_1m_warns_that_two_sequences_fit(project: Project) -> None:
+    # 4 x 192 GB x 0.92 = 706.56 GB; minus 533 GB NVFP4 and 10.6 GB DSpark = 162.96 GB.
+    # One 1,048,576-token BF16 sequence: 65,536 B x 1,048,576 + 188,416 B x 2,048 = 69.105 GB -> 2 fit.
+    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = gb200\n"
+                   "  checkpoint = nvfp4\n  max_model_len = 1M\n  max_num_seqs = 4\n}\n")
+    (d,) = result.diagnostics
+    assert d.code == "SPK304" and d.severity is Severity.WARNING
+    assert "only 2 full-length sequences fit" in d.message
+    assert "set `max_num_seqs = 2`" in d.help
+    (plan,) = result.plans
+    est = plan.capacity[0]
+    assert (est.memory_per_replica_gb, est.headroom_gb, est.sequence_gb, est.sequences_fit) == (706.56, 162.96, 69.105, 2)
+
+
+def test_allow_unvalidated_downgrades_only_spk201_and_spk202(project: Project) -> None:
+    base = "deployment d {\n  model = muse-spark-open\n  accelerator = h200\n  checkpoint = mxfp4\n%s}\n"
+    strict = by_code(check(project, base % ""))
+    assert strict["SPK201"].severity is Severity.ERROR and strict["SPK202"].severity is Severity.ERROR
+    relaxed = by_code(check(project, base % "  allow_unvalidated = true\n"))
+    assert relaxed["SPK201"].severity is Severity.WARNING and relaxed["SPK202"].severity is Severity.WARNING
+
+
+def test_nvfp4_off_blackwell_stays_an_error(project: Project) -> None:
+    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = h200\n"
+                   "  checkpoint = nvfp4\n  allow_unvalidated = true\n}\n")
+    codes = by_code(result)
+    assert codes["SPK202"].severity is Severity.ERROR and "no FP4 support" in codes["SPK202"].message
+    assert codes["SPK201"].severity is Severity.WARNING
+
+
+def test_a_default_never_warns_against_itself(project: Project) -> None:
+    # Concurrency 48 with MXFP4: the policy picks tp + ep + dspark; nothing to warn about.
+    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n"
+                   "  workload { concurrency = 48 }\n}\n")
+    assert result.diagnostics == []
+    (plan,) = result.plans
+    assert plan.settings["parallel"].value.spelled() == "tp + ep"
+    assert plan.settings["parallel"].origin == "workload policy: concurrency 48 -> tp + ep, dspark"
+
+
+def test_a_value_from_a_profile_is_located_there_with_a_note_at_extends(project: Project) -> None:
+    result = check(
+        project,
+        'import "amd.spark"\ndeployment d extends amd {\n  model = muse-spark-open\n  accelerator = mi355x\n}\n',
+        **{"amd.spark": "profile amd {\n  prefix_caching = true\n}\n"},
+    )
+    (d,) = result.diagnostics
+    assert d.code == "SPK207" and Path(d.location.file).name == "amd.spark"
+    src = result.sources[d.location.file]
+    assert src.index.position(d.location.span.start) == (2, 20)
+    (note,) = d.notes
+    assert "profile `amd`" in note.message and Path(note.location.file).name == "a.spark"
+    assert result.sources[note.location.file].index.position(note.location.span.start) == (2, 22)
+
+
+def test_ignore_comment_silences_a_warning_on_its_line_or_the_line_above(project: Project) -> None:
+    text = ("deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n"
+            "  # spark: ignore[SPK406]\n  frontend = rust\n  nodes = 2 # spark: ignore[SPK216]\n}\n")
+    assert [d.code for d in check(project, text).diagnostics] == ["SPK216"]
+
+
+def test_deny_warnings_fails_the_run(spark: Callable[..., Any], project: Project) -> None:
+    project({"a.spark": "deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n  frontend = rust\n}\n"})
+    assert spark("check", "a.spark").returncode == 0
+    assert spark("check", "a.spark", "--deny", "warnings").returncode == 1
+
+
+def test_explain_prints_the_four_parts(spark: Callable[..., Any]) -> None:
+    r = spark("explain", "SPK212")
+    assert r.returncode == 0
+    for heading in ("What it checks:", "Why:", "Failing example:", "Fix:"):
+        assert heading in r.stdout
+    assert "parallel      = tp + ep" in r.stdout
+
+
+def test_explain_unknown_code_lists_close_codes(spark: Callable[..., Any]) -> None:
+    r = spark("explain", "SPK299")
+    assert r.returncode == 2
+    assert "close codes: SPK222, SPK221, SPK220" in r.stderr
+
+
+def test_plan_json_has_the_cli_shape(spark: Callable[..., Any]) -> None:
+    repo = Path(__file__).resolve().parent.parent
+    r = spark("plan", "examples/muse.spark", "--format", "json", "-d", "muse-b200", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    (dep,) = doc["deployments"]
+    assert dep["name"] == "muse-b200" and dep["path"] == "nvidia"
+    assert dep["settings"]["prefix_caching"] == {"value": True, "origin": "recipe default"}
+    assert dep["capacity"]["memory_per_replica_gb"] == 1324.8 and dep["capacity"]["headroom_gb"] == 781.2
+    (launch,) = dep["launches"]
+    assert launch["role"] == "server" and launch["node_rank"] == 0
+    assert launch["argv"][:3] == ["vllm", "serve", "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"]
+    assert launch["env"] == {"VLLM_USE_RUST_FRONTEND": "1"}
+    assert launch["secret_env"] == {"VLLM_API_KEY": {"secret": "vllm-api-key"}}
+    assert "vllm-api-key" not in " ".join(launch["argv"])
+    assert doc["summary"]["errors"] == 0
+
+
+def test_plan_with_errors_still_prints_and_exits_1(spark: Callable[..., Any], project: Project) -> None:
+    project({"a.spark": "deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n  nodes = 2\n}\n"})
+    r = spark("plan", "a.spark", "--format", "json")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["deployments"][0]["launches"] == [] and doc["diagnostics"][0]["code"] == "SPK216"
