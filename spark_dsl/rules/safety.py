@@ -1,0 +1,98 @@
+"""Safety rules (SPK902-SPK904): escape hatches that would fight the compiler or silently do nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_dsl.plan.launches import MANAGED_ENV, MANAGED_FLAGS
+from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.span import Location
+from spark_dsl.values import Setting
+
+
+def _resolved(setting: Setting, key_span: bool = False) -> Resolved:
+    o = setting.origin
+    span = o.key_span if key_span else o.span
+    return Resolved(setting.value, f"profile {o.profile}" if o.profile else "user", Location(o.file, span), o.profile)
+
+
+def _extra_args(plan: Plan) -> Setting | None:
+    serve = plan.deployment.body.block("serve")
+    return serve.get("extra_args") if serve else None
+
+
+def _flag_name(token: str) -> str:
+    name = token.split("=", 1)[0]
+    return "--" + name[2:].replace("_", "-") if name.startswith("--") else name
+
+
+@rule(
+    "SPK902", "error", "extra_args sets a flag the compiler manages",
+    checks="A flag in `serve.extra_args` that the compiler already decides (tensor parallelism, "
+    "context length, speculative decoding, ports, ...). The compiler's value and yours would both "
+    "reach vLLM, and the last one would silently win.",
+    basis="Every managed flag comes from a checked setting; setting it behind the checker's back "
+    "would bypass the recipe's rules.",
+    failing='serve {\n  extra_args = ["--max-model-len", "65536"]\n}',
+    fixed="max_model_len = 64K",
+)
+def managed_flags(plan: Plan) -> Iterator[Finding]:
+    setting = _extra_args(plan)
+    if setting is None:
+        return
+    for token in setting.value:
+        if _flag_name(token) in MANAGED_FLAGS:
+            yield Finding(
+                f"`{token}` in `extra_args` is a flag the compiler manages",
+                _resolved(setting),
+                "set the matching key of the spec instead (see `spark explain SPK902`)",
+                label="managed flag",
+            )
+
+
+@rule(
+    "SPK903", "warning", "extra_args flag unknown to the pinned vLLM",
+    checks="A flag in `serve.extra_args` that vLLM's serve parser of the pinned release does not "
+    "know, misspells, abbreviates, or gives a value it would reject.",
+    basis="The flag table in spark_dsl/data/vllm_flags.json was read from vLLM's own parser; vLLM "
+    "would refuse to start with an unknown flag.",
+    failing='serve {\n  extra_args = ["--enable-log-request"]\n}',
+    fixed='serve {\n  extra_args = ["--enable-log-requests"]\n}',
+)
+def unknown_flags(plan: Plan) -> Iterator[Finding]:
+    setting = _extra_args(plan)
+    if setting is None or not setting.value:
+        return
+    from spark_dsl.vllm_flags import check_argv
+
+    for problem in check_argv(["vllm", "serve", "model", *setting.value]):
+        yield Finding(
+            f"`{problem.option}` in `extra_args`: {problem.message}",
+            _resolved(setting),
+            "check the flag against `vllm serve --help=all` of the pinned release",
+        )
+
+
+@rule(
+    "SPK904", "error", "serve.env sets a variable the compiler manages",
+    checks="A variable in `serve { env { ... } }` that the compiler sets itself "
+    "(`VLLM_USE_RUST_FRONTEND`, `VLLM_USE_V2_MODEL_RUNNER`, `VLLM_API_KEY`, `HF_TOKEN`, ...).",
+    basis="Those variables follow checked settings (`frontend`, `model_runner`, `serve.api_key`, "
+    "`runtime.hf_token`); `VLLM_ATTENTION_BACKEND` is ignored by vLLM 0.33 altogether.",
+    failing='serve {\n  env { VLLM_USE_RUST_FRONTEND = "1" }\n}',
+    fixed="frontend = rust",
+)
+def managed_env(plan: Plan) -> Iterator[Finding]:
+    serve = plan.deployment.body.block("serve")
+    env = serve.block("env") if serve else None
+    if env is None:
+        return
+    for name, setting in env.settings.items():
+        if name in MANAGED_ENV:
+            yield Finding(
+                f"`{name}` in `serve.env` is a variable the compiler manages",
+                _resolved(setting, key_span=True),
+                "set the matching key of the spec instead (see `spark explain SPK904`)",
+                label="managed variable",
+            )
