@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 
 from spark_dsl.span import Location, Span
@@ -48,12 +48,6 @@ class Diagnostic:
     fixes: tuple[Fix, ...] = ()
     deployment: str | None = None
 
-    def with_severity(self, severity: Severity) -> Diagnostic:
-        return replace(self, severity=severity)
-
-    def for_deployment(self, name: str | None) -> Diagnostic:
-        return replace(self, deployment=name)
-
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
         loc = self.location
@@ -72,52 +66,13 @@ class DiagnosticSink:
         self.items.append(diagnostic)
 
     def error(
-        self,
-        code: str,
-        message: str,
-        file: str | None,
-        span: Span | None,
-        **extra: object,
+        self, code: str, message: str, file: str | None, span: Span | None, **extra: object
     ) -> Diagnostic:
-        return self._emit(Severity.ERROR, code, message, file, span, extra)
-
-    def warning(
-        self,
-        code: str,
-        message: str,
-        file: str | None,
-        span: Span | None,
-        **extra: object,
-    ) -> Diagnostic:
-        return self._emit(Severity.WARNING, code, message, file, span, extra)
-
-    def info(
-        self,
-        code: str,
-        message: str,
-        file: str | None,
-        span: Span | None,
-        **extra: object,
-    ) -> Diagnostic:
-        return self._emit(Severity.INFO, code, message, file, span, extra)
-
-    def _emit(
-        self,
-        severity: Severity,
-        code: str,
-        message: str,
-        file: str | None,
-        span: Span | None,
-        extra: dict[str, object],
-    ) -> Diagnostic:
+        """Records an error (the only severity the front end reports directly)."""
         location = Location(file, span) if file is not None and span is not None else None
-        diagnostic = Diagnostic(code, severity, message, location, **extra)  # type: ignore[arg-type]
+        diagnostic = Diagnostic(code, Severity.ERROR, message, location, **extra)  # type: ignore[arg-type]
         self.items.append(diagnostic)
         return diagnostic
-
-    @property
-    def has_errors(self) -> bool:
-        return any(d.severity is Severity.ERROR for d in self.items)
 
 
 def replacement(message: str, file: str, span: Span, text: str) -> Fix:

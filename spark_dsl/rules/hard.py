@@ -186,52 +186,32 @@ def amd_text_only(plan: Plan) -> Iterator[Finding]:
         )
 
 
-def _amd_switch(plan: Plan, key: str, bad: object) -> Resolved | None:
-    s = plan.settings.get(key)
-    if plan.path == "amd" and s is not None and s.value == bad:
-        return s
-    return None
+def _amd_switch_rule(code: str, key: str, bad: str, good: str, title: str, basis: str, message: str) -> None:
+    """SPK207-SPK209: one AMD setting the recipe's AMD commands always set to `good`."""
+
+    def check(plan: Plan) -> Iterator[Finding]:
+        s = plan.settings.get(key)
+        if plan.path == "amd" and s is not None and str(s.value).lower() == bad:
+            yield Finding(message, s, f"use `{key} = {good}`", replace_with=good)
+
+    rule(
+        code, "error", title,
+        checks=f"`{key} = {bad}` on an AMD accelerator.",
+        basis=basis,
+        failing=f"accelerator = mi355x\n{key} = {bad}",
+        fixed=f"accelerator = mi355x\n{key} = {good}",
+    )(check)
 
 
-@rule(
-    "SPK207", "error", "prefix caching on the AMD path",
-    checks="`prefix_caching = true` on an AMD accelerator.",
-    basis="The recipe's AMD commands disable prefix caching.",
-    failing="accelerator    = mi355x\nprefix_caching = true",
-    fixed="accelerator    = mi355x\nprefix_caching = false",
-)
-def amd_no_prefix_caching(plan: Plan) -> Iterator[Finding]:
-    s = _amd_switch(plan, "prefix_caching", True)
-    if s is not None:
-        yield Finding("the AMD path runs with prefix caching off", s, "use `prefix_caching = false`",
-                      replace_with="false")
-
-
-@rule(
-    "SPK208", "error", "chunked prefill off on the AMD path",
-    checks="`chunked_prefill = false` on an AMD accelerator.",
-    basis="The recipe's AMD commands enable chunked prefill.",
-    failing="accelerator     = mi355x\nchunked_prefill = false",
-    fixed="accelerator     = mi355x\nchunked_prefill = true",
-)
-def amd_chunked_prefill(plan: Plan) -> Iterator[Finding]:
-    s = _amd_switch(plan, "chunked_prefill", False)
-    if s is not None:
-        yield Finding("the AMD path runs with chunked prefill on", s, "use `chunked_prefill = true`",
-                      replace_with="true")
-
-
-@rule(
-    "SPK209", "error", "V1 model runner on the AMD path",
-    checks="`model_runner = v1` on an AMD accelerator.",
-    basis="The recipe's AMD commands use the V2 model runner.",
-    failing="accelerator  = mi355x\nmodel_runner = v1",
-    fixed="accelerator  = mi355x\nmodel_runner = v2",
-)
-def amd_v2_runner(plan: Plan) -> Iterator[Finding]:
-    s = _amd_switch(plan, "model_runner", "v1")
-    if s is not None:
-        yield Finding("the AMD path runs the V2 model runner", s, "use `model_runner = v2`", replace_with="v2")
+_amd_switch_rule("SPK207", "prefix_caching", "true", "false", "prefix caching on the AMD path",
+                 "The recipe's AMD commands disable prefix caching.",
+                 "the AMD path runs with prefix caching off")
+_amd_switch_rule("SPK208", "chunked_prefill", "false", "true", "chunked prefill off on the AMD path",
+                 "The recipe's AMD commands enable chunked prefill.",
+                 "the AMD path runs with chunked prefill on")
+_amd_switch_rule("SPK209", "model_runner", "v1", "v2", "V1 model runner on the AMD path",
+                 "The recipe's AMD commands use the V2 model runner.",
+                 "the AMD path runs the V2 model runner")
 
 
 @rule(
