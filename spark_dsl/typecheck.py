@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from difflib import get_close_matches
 from typing import Any
 
 from spark_dsl.diagnostics import DiagnosticSink, Note, replacement
@@ -27,6 +26,9 @@ ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
+    # difflib is imported only when a name is wrong: clean files never pay for it.
+    from difflib import get_close_matches
+
     close = get_close_matches(word, list(choices), n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in choices}
