@@ -14,6 +14,10 @@
 # On success the last line printed is the venv's interpreter; export it as SPARK_VLLM_PYTHON.
 # Exit status is non-zero if anything is missing.
 set -euo pipefail
+# Everything but the final interpreter path goes to stderr, so that
+#   SPARK_VLLM_PYTHON="$(bash tools/vllm-parser/setup-env.sh)"
+# captures exactly the path.
+exec 3>&1 1>&2
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -32,9 +36,19 @@ version="$(cd "$root" && PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$base_py
   || die "cannot read VLLM_VERSION from spark_dsl.catalog (run from a checkout of the project)"
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "odd VLLM_VERSION: '$version'"
 
-env_dir="${SPARK_VLLM_ENV:-$HOME/.cache/spark-dsl/vllm-$version}"
+default_env="$HOME/.cache/spark-dsl/vllm-$version"
+env_dir="${SPARK_VLLM_ENV:-$default_env}"
 py="$env_dir/bin/python"
 marker="$env_dir/.spark-dsl-complete"
+
+# One build at a time per venv: a second run (another checkout, a CI run) waits here, then
+# finds the venv complete and reuses it.
+mkdir -p "$(dirname "$env_dir")"
+exec 9>"$env_dir.lock"
+if ! flock -n 9; then
+  say "another setup-env.sh is building $env_dir; waiting for it"
+  flock 9
+fi
 
 # What the venv was built from: a change to this script, the constraints or the version rebuilds.
 stamp="$(cat "$here/setup-env.sh" "$here/constraints.txt" | sha256sum | cut -c1-16) vllm=$version"
@@ -56,18 +70,21 @@ if [[ -f "$marker" && "$(cat "$marker")" == "$stamp" && -x "$py" ]]; then
   say "reusing complete venv $env_dir ($stamp)"
   smoke_test || die "the venv at $env_dir is marked complete but its parser does not work; delete it"
   say "done"
-  echo "$py"
+  echo "$py" >&3
   exit 0
 fi
 
 if [[ -e "$env_dir" ]]; then
-  # Only ever delete something that is recognisably a venv (an earlier, incomplete build).
-  [[ -f "$env_dir/pyvenv.cfg" ]] || die "$env_dir exists and is not a venv; refusing to touch it"
+  # Only ever delete a venv (an earlier, incomplete or outdated build), or whatever is at the
+  # default path, which is this script's own (a build interrupted while deleting leaves no
+  # pyvenv.cfg behind).
+  [[ -f "$env_dir/pyvenv.cfg" || "$env_dir" == "$default_env" ]] \
+    || die "$env_dir exists and is not a venv; refusing to touch it"
   say "removing incomplete or outdated venv $env_dir"
-  rm -rf "$env_dir"
+  mv "$env_dir" "$env_dir.old.$$"  # out of the way at once; a crash now leaves nothing half-done
+  rm -rf "$env_dir.old.$$"
 fi
 
-mkdir -p "$(dirname "$env_dir")"
 say "creating venv $env_dir for vllm==$version"
 "$base_python" -m venv "$env_dir"
 "$py" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
@@ -85,8 +102,6 @@ pip_install() {
 
 say "installing $torch_pin (local CPU wheel)"
 pip_install "$torch_pin"
-"$py" -c 'import torch, sys; assert "+cpu" in torch.__version__ or not torch.version.cuda, torch.__version__' \
-  || die "torch is not the CPU build"
 
 say "installing vllm==$version and xgrammar with --no-deps"
 # xgrammar without deps: its own deps pull triton (~1 GB), which the parser never uses.
@@ -103,12 +118,12 @@ pip_install "${cons[@]}" -c <(echo "$torch_pin") \
 
 installed="$("$py" -c 'import importlib.metadata as m; print(m.version("vllm"))')"
 [[ "$installed" == "$version" ]] || die "installed vllm is $installed, wanted $version"
-"$py" -c 'import torch; assert not torch.version.cuda, "a CUDA torch crept in"' \
-  || die "torch was replaced by a CUDA build; check the constraints"
+"$py" -c 'import torch; assert not torch.version.cuda, torch.__version__' \
+  || die "torch is a CUDA build (or was replaced by one); only the local CPU wheel will do"
 
 say "smoke test"
 smoke_test || die "the parser does not build in $env_dir (a dependency is missing?)"
 
 echo "$stamp" > "$marker"
 say "done: $(du -sh "$env_dir" | cut -f1) in $env_dir"
-echo "$py"
+echo "$py" >&3
