@@ -1,0 +1,109 @@
+"""Checks open documents with the one pipeline, unsaved editor buffers passed as overlays."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pygls.uris import from_fs_path, to_fs_path
+
+from spark_dsl.diagnostics import Diagnostic
+from spark_dsl.loader import ResolvedDeployment, SourceFile
+from spark_dsl.pipeline import RunResult, run
+from spark_dsl.plan.model import Plan
+from spark_dsl.syntax import ast
+
+
+def document_path(uri: str) -> Path:
+    """The file behind a URI; an unsaved (untitled) buffer gets a stable stand-in in the cwd."""
+    fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+    if fs_path:
+        return Path(fs_path).resolve()
+    digest = hashlib.sha1(uri.encode("utf-8")).hexdigest()[:12]
+    return (Path.cwd() / f".untitled-{digest}.spark").resolve()
+
+
+def project_root(path: Path, folders: list[Path]) -> Path:
+    """The root imports may not leave: the innermost workspace folder holding the file.
+
+    Without one, the server's working folder when it holds the file (as for
+    `spark check`), else the file's own folder.
+    """
+    holding = [f for f in folders if path.is_relative_to(f)]
+    if holding:
+        return max(holding, key=lambda f: len(f.parts))
+    cwd = Path.cwd().resolve()
+    return cwd if path.is_relative_to(cwd) else path.parent
+
+
+@dataclass
+class Analysis:
+    """One document's latest pipeline run and what the editor features read from it."""
+
+    uri: str
+    path: Path
+    text: str
+    version: int | None
+    result: RunResult
+    source: SourceFile | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def module(self) -> ast.Module | None:
+        return self.source.module if self.source is not None else None
+
+    def source_at(self, path: Path) -> SourceFile | None:
+        for source in self.result.sources.values():
+            if source.path == path:
+                return source
+        return None
+
+    def uri_of(self, file: str) -> str | None:
+        """The URI of a file named in a diagnostic, the editor's own URI for this document."""
+        source = self.result.sources.get(file)
+        if source is None:
+            return None
+        if source.path == self.path:
+            return self.uri
+        return from_fs_path(str(source.path))
+
+    def depends_on(self, path: Path) -> bool:
+        """Whether this document's run read `path` (itself or an import, however deep)."""
+        return path != self.path and self.source_at(path) is not None
+
+    def plan(self, deployment: ResolvedDeployment) -> Plan | None:
+        return next((p for p in self.result.plans if p.deployment is deployment), None)
+
+    def deployment(self, node: ast.Deployment) -> ResolvedDeployment | None:
+        for dep in self.result.deployments:
+            if dep.node is node:
+                return dep
+        return None
+
+
+def analyse(
+    uri: str,
+    text: str,
+    version: int | None,
+    open_texts: dict[Path, str],
+    folders: list[Path],
+) -> Analysis:
+    """Runs the pipeline for one document; its diagnostics are those located in it."""
+    path = document_path(uri)
+    overlays = {**open_texts, path: text}
+    result = run([path], project_root(path, folders), overlays)
+    source = next((s for s in result.sources.values() if s.path == path), None)
+    own = source.name if source is not None else None
+    diagnostics = [d for d in result.diagnostics if d.location is None or d.location.file == own]
+    return Analysis(uri, path, text, version, result, source, diagnostics)
+
+
+def workspace_folders(uris: list[str]) -> list[Path]:
+    out = []
+    for uri in uris:
+        fs_path = to_fs_path(uri)
+        if fs_path:
+            out.append(Path(os.path.realpath(fs_path)))
+    return out

@@ -1,0 +1,277 @@
+"""`spark lsp`: the language server over stdio, wiring editor requests to the one pipeline."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import time
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from spark_dsl import __version__
+from spark_dsl.lsp.code_actions import code_actions
+from spark_dsl.lsp.completion import completions
+from spark_dsl.lsp.definition import definition
+from spark_dsl.lsp.diagnostics import lsp_diagnostics
+from spark_dsl.lsp.documents import (
+    Analysis,
+    analyse,
+    document_path,
+    project_root,
+    workspace_folders,
+)
+from spark_dsl.lsp.formatting import format_document
+from spark_dsl.lsp.hover import hover
+from spark_dsl.lsp.positions import TextPositions, negotiate
+from spark_dsl.lsp.symbols import document_symbols
+
+log = logging.getLogger("spark.lsp")
+R = TypeVar("R")
+# Set to report each check's time in the server as a log message (the latency benchmark reads it).
+TIMING_ENV = "SPARK_LSP_TIMING"
+
+
+class SparkProtocol(LanguageServerProtocol):
+    """Negotiates positions: UTF-32 if offered (spans are code points), else UTF-16."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
+        general = params.capabilities.general
+        if general is not None:
+            # pygls would take the client's first choice, UTF-8 included; narrow the offer first.
+            general.position_encodings = [negotiate(general.position_encodings)]
+        return (yield from super().lsp_initialize(params))
+
+
+class SparkServer(LanguageServer):
+    """Holds the latest analysis of every open document."""
+
+    def __init__(self) -> None:
+        super().__init__("spark-lsp", __version__, protocol_cls=SparkProtocol)
+        self.analyses: dict[str, Analysis] = {}
+        self.timing = bool(os.environ.get(TIMING_ENV))
+
+    # ---- state --------------------------------------------------------------
+
+    @property
+    def encoding(self) -> str:
+        chosen = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return chosen.value if isinstance(chosen, types.PositionEncodingKind) else chosen
+
+    def folders(self) -> list[Path]:
+        uris = [f.uri for f in self.workspace.folders.values()]
+        if self.workspace.root_uri:
+            uris.append(self.workspace.root_uri)
+        return workspace_folders(uris)
+
+    def open_texts(self) -> dict[Path, str]:
+        return {
+            document_path(uri): doc.source for uri, doc in self.workspace.text_documents.items()
+        }
+
+    def positions(self, analysis: Analysis) -> TextPositions:
+        index = analysis.source.index if analysis.source is not None else None
+        return TextPositions(analysis.text, self.encoding, index)
+
+    # ---- checking ---------------------------------------------------------------
+
+    def check(self, uri: str) -> Analysis:
+        """Checks one open document and publishes its diagnostics."""
+        started = time.perf_counter()
+        doc = self.workspace.get_text_document(uri)
+        analysis = analyse(uri, doc.source, doc.version, self.open_texts(), self.folders())
+        self.analyses[uri] = analysis
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri, version=doc.version, diagnostics=lsp_diagnostics(analysis, self.encoding)
+            )
+        )
+        if self.timing:
+            elapsed = (time.perf_counter() - started) * 1000
+            self.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Log, message=f"spark: checked {uri} in {elapsed:.3f} ms"
+                )
+            )
+        return analysis
+
+    def check_with_dependents(self, uri: str) -> None:
+        """Checks a document, then every other open document that imports it."""
+        changed = document_path(uri)
+        self.check(uri)
+        for other, analysis in list(self.analyses.items()):
+            if (
+                other != uri
+                and other in self.workspace.text_documents
+                and analysis.depends_on(changed)
+            ):
+                self.check(other)
+
+    def forget(self, uri: str) -> None:
+        self.analyses.pop(uri, None)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+        for other, analysis in list(self.analyses.items()):
+            if analysis.depends_on(document_path(uri)):
+                self.check(other)
+
+    def analysis(self, uri: str) -> Analysis | None:
+        if uri not in self.analyses and uri in self.workspace.text_documents:
+            return self.check(uri)
+        return self.analyses.get(uri)
+
+
+def guarded(default: R) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """A handler that fails answers `default` and logs, instead of failing the editor's request."""
+
+    def wrap(handler: Callable[..., R]) -> Callable[..., R]:
+        @functools.wraps(handler)
+        def run(ls: SparkServer, params: Any) -> R:
+            try:
+                return handler(ls, params)
+            except Exception:  # one bad request must not take the server down
+                log.exception("spark: %s failed", handler.__name__)
+                return default
+
+        return run
+
+    return wrap
+
+
+def build_server() -> SparkServer:
+    server = SparkServer()
+
+    @server.feature(types.INITIALIZE)
+    @guarded(None)
+    def initialize(ls: SparkServer, params: types.InitializeParams) -> None:
+        folders = ls.folders()
+        if folders:
+            # File names in messages and hovers read relative to the project, as from `spark check`.
+            os.chdir(folders[0])
+
+    @server.feature(types.INITIALIZED)
+    @guarded(None)
+    def initialized(ls: SparkServer, params: types.InitializedParams) -> None:
+        watched = ls.client_capabilities.workspace
+        dynamic = watched and watched.did_change_watched_files
+        if dynamic and dynamic.dynamic_registration:
+            watcher = types.FileSystemWatcher(glob_pattern="**/*.spark")
+            ls.client_register_capability(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id="spark-files",
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=[watcher]
+                            ),
+                        )
+                    ]
+                )
+            )
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @guarded(None)
+    def did_open(ls: SparkServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.check_with_dependents(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @guarded(None)
+    def did_change(ls: SparkServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.check_with_dependents(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @guarded(None)
+    def did_close(ls: SparkServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.forget(params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    @guarded(None)
+    def files_changed(ls: SparkServer, params: types.DidChangeWatchedFilesParams) -> None:
+        # A file changed on disk may be imported by any open document.
+        for uri in list(ls.analyses):
+            if uri in ls.workspace.text_documents:
+                ls.check(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded(None)
+    def on_hover(ls: SparkServer, params: types.HoverParams) -> types.Hover | None:
+        analysis = ls.analysis(params.text_document.uri)
+        if analysis is None:
+            return None
+        positions = ls.positions(analysis)
+        return hover(analysis, positions.offset(params.position), positions)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=["=", " ", "[", ",", '"']),
+    )
+    @guarded(None)
+    def on_completion(ls: SparkServer, params: types.CompletionParams) -> types.CompletionList:
+        uri = params.text_document.uri
+        doc = ls.workspace.get_text_document(uri)
+        positions = TextPositions(doc.source, ls.encoding)
+        item_support = ls.client_capabilities.text_document
+        completion = item_support.completion if item_support else None
+        snippets = bool(
+            completion and completion.completion_item and completion.completion_item.snippet_support
+        )
+        path = document_path(uri)
+        project = (project_root(path, ls.folders()), ls.open_texts())
+        offset = positions.offset(params.position)
+        items = completions(doc.source, offset, positions, path, project, snippets)
+        return types.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    @guarded([])
+    def on_code_action(ls: SparkServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        return code_actions(params, doc.source, TextPositions(doc.source, ls.encoding))
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    @guarded(None)
+    def on_definition(
+        ls: SparkServer, params: types.DefinitionParams
+    ) -> list[types.Location] | None:
+        analysis = ls.analysis(params.text_document.uri)
+        if analysis is None:
+            return None
+        return definition(analysis, ls.positions(analysis).offset(params.position), ls.encoding)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @guarded([])
+    def on_symbols(
+        ls: SparkServer, params: types.DocumentSymbolParams
+    ) -> list[types.DocumentSymbol]:
+        analysis = ls.analysis(params.text_document.uri)
+        if analysis is None or analysis.module is None:
+            return []
+        return document_symbols(analysis.module, ls.positions(analysis))
+
+    @server.feature(types.TEXT_DOCUMENT_FORMATTING)
+    @guarded(None)
+    def on_formatting(
+        ls: SparkServer, params: types.DocumentFormattingParams
+    ) -> list[types.TextEdit] | None:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        name = document_path(params.text_document.uri).name
+        return format_document(doc.source, name, TextPositions(doc.source, ls.encoding))
+
+    return server
+
+
+def serve() -> None:
+    """Runs the server on stdin and stdout until the client says exit."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    build_server().start_io()
