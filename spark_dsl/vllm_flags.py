@@ -13,7 +13,6 @@ prefixes) and an option given twice (vLLM warns, the last wins) are problems her
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -84,6 +83,14 @@ def _normalise(name: str) -> str:
     return "--" + name[2:].replace("_", "-") if name.startswith("--") else name
 
 
+def _close(word: str, candidates: list[str]) -> str | None:
+    """The nearest candidate, if any is near (difflib is imported only when one is wanted)."""
+    import difflib
+
+    found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
 def _long_options() -> list[str]:
     return [o for o in flag_table()["options"] if o.startswith("--")]
 
@@ -95,8 +102,8 @@ def _unknown(name: str) -> FlagProblem:
     if prefixed:
         shown = ", ".join(prefixed[:5]) + (", ..." if len(prefixed) > 5 else "")
         return FlagProblem(name, f"abbreviated option (could be {shown}): write it in full")
-    close = difflib.get_close_matches(name, list(flag_table()["options"]), n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]}?" if close else ""
+    close = _close(name, list(flag_table()["options"]))
+    hint = f"; did you mean {close}?" if close else ""
     return FlagProblem(name, f"unknown option for vllm serve {table_version()}{hint}")
 
 
@@ -145,8 +152,8 @@ def _check_spec_config(option: str, spec: Any) -> list[FlagProblem]:
         problems.append(FlagProblem(option, f"unknown speculative-config keys {unknown}"))
     method = spec.get("method")
     if method is not None and method not in deferred["speculative_methods"]:
-        close = difflib.get_close_matches(str(method), deferred["speculative_methods"], n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = _close(str(method), deferred["speculative_methods"])
+        hint = f"; did you mean {close!r}?" if close else ""
         problems.append(FlagProblem(option, f"unknown speculative method {method!r}{hint}"))
     n = spec.get("num_speculative_tokens")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
@@ -160,12 +167,12 @@ def _check_deferred(option: str, dest: str, value: str) -> list[FlagProblem]:
     if value in ("", "None") and dest in ("quantization", "attention_backend"):
         return []
     if dest == "quantization" and value not in deferred["quantization_methods"]:
-        close = difflib.get_close_matches(value, deferred["quantization_methods"], n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = _close(value, deferred["quantization_methods"])
+        hint = f"; did you mean {close!r}?" if close else ""
         return [FlagProblem(option, f"unknown quantization method {value!r}{hint}")]
     if dest == "kv_cache_dtype" and value not in deferred["kv_cache_dtypes"]:
-        close = difflib.get_close_matches(value, deferred["kv_cache_dtypes"], n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = _close(value, deferred["kv_cache_dtypes"])
+        hint = f"; did you mean {close!r}?" if close else ""
         return [FlagProblem(option, f"unknown kv-cache dtype {value!r}{hint}")]
     if (
         dest == "attention_backend"
