@@ -190,7 +190,25 @@ def lsp(stdio: bool) -> None:
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--no-color", is_flag=True, help="No colour (NO_COLOR is honoured too).")
-def plan(paths: tuple[str, ...], names: tuple[str, ...], root: Path, fmt: str, no_color: bool) -> None:
+@click.option(
+    "--verify-vllm",
+    is_flag=True,
+    help="Also parse every launch with the vLLM installed here (its own serve parser).",
+)
+@click.option(
+    "--vllm-python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Interpreter with vLLM installed (default: $SPARK_VLLM_PYTHON, else the one `vllm` on PATH runs).",
+)
+def plan(
+    paths: tuple[str, ...],
+    names: tuple[str, ...],
+    root: Path,
+    fmt: str,
+    no_color: bool,
+    verify_vllm: bool,
+    vllm_python: Path | None,
+) -> None:
     """The resolved deployment: values with origins, capacity arithmetic, and the exact vLLM launches."""
     result = checked_run(paths, root)
     try:
@@ -212,6 +230,121 @@ def plan(paths: tuple[str, ...], names: tuple[str, ...], root: Path, fmt: str, n
             sys.stdout.write(render_text(plans))
             if result.diagnostics:
                 emit_diagnostics(result, "text", no_color)
+        rejected = _verify_with_local_vllm(plans, vllm_python) if verify_vllm else 0
     except Exception as err:  # noqa: BLE001
         _internal_failure(err)
-    sys.exit(exit_code(result, ()))
+    sys.exit(EXIT_ERRORS if rejected else exit_code(result, ()))
+
+
+def _vllm_interpreter(explicit: Path | None) -> Path:
+    """The Python that runs the user's `vllm`: explicit, $SPARK_VLLM_PYTHON, or `vllm`'s shebang."""
+    import shutil
+
+    if explicit is not None:
+        return explicit
+    if os.environ.get("SPARK_VLLM_PYTHON"):
+        return Path(os.environ["SPARK_VLLM_PYTHON"])
+    exe = shutil.which("vllm")
+    if exe:
+        first = Path(exe).read_bytes().split(b"\n", 1)[0].decode("utf-8", "replace")
+        if first.startswith("#!") and "python" in first:
+            return Path(first[2:].strip().split()[0])
+    _usage("--verify-vllm needs vLLM: pass --vllm-python, set SPARK_VLLM_PYTHON, or put `vllm` on PATH")
+
+
+def _verify_with_local_vllm(plans: list[Any], vllm_python: Path | None) -> int:
+    """Parses every launch with the user's vLLM; reports rejections on stderr, returns their count."""
+    from spark_dsl.vllm_verify import VllmVerifyError, verify_with_vllm
+
+    launches = [(p, launch) for p in plans for launch in p.launches if launch.argv[:2] == ("vllm", "serve")]
+    python = _vllm_interpreter(vllm_python)
+    try:
+        verdicts = verify_with_vllm([launch.argv for _, launch in launches], python=python, expect_version=None)
+    except VllmVerifyError as err:
+        _usage(str(err))
+    rejected = 0
+    for (plan_, launch), verdict in zip(launches, verdicts, strict=True):
+        if not verdict.ok:
+            rejected += 1
+            click.echo(
+                f"error: the vLLM at {python} rejects the {launch.role} launch (node {launch.node_rank}) "
+                f"of {plan_.name}: {verdict.error}",
+                err=True,
+            )
+    click.echo(f"vLLM at {python}: {len(launches) - rejected} of {len(launches)} launches accepted", err=True)
+    return rejected
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "-t", "--target", "targets", multiple=True, metavar="TARGET",
+    help="Build exactly this target for every deployment (repeatable).",
+)
+@click.option(
+    "-o", "--output", "out_dir", type=click.Path(path_type=Path), default=Path("build"),
+    show_default=True, help="Folder that receives one folder per deployment.",
+)
+@click.option("--check", is_flag=True, help="Write nothing; list every file a build would change.")
+@_common
+def build(
+    paths: tuple[str, ...],
+    targets: tuple[str, ...],
+    out_dir: Path,
+    check: bool,
+    root: Path,
+    fmt: str,
+    deny: tuple[str, ...],
+    no_color: bool,
+) -> None:
+    """Check, then write each deployment's targets to OUTPUT/<deployment>/."""
+    from spark_dsl.schema import TARGET_KINDS
+
+    unknown = [t for t in targets if t not in TARGET_KINDS]
+    if unknown:
+        _usage(f"unknown target {unknown[0]!r}; targets are {', '.join(TARGET_KINDS)}")
+    result = checked_run(paths, root)
+    try:
+        from spark_dsl.pipeline import ignored_codes
+        from spark_dsl.targets import writer
+        from spark_dsl.targets.build import build as render_outputs
+
+        forced = tuple(dict.fromkeys(targets))
+        with_errors = sorted({d.name for d in result.deployments if result.deployment_has_errors(d.name)})
+        outcome = render_outputs(result.plans, result.deployment_has_errors, with_errors, forced, root)
+        for diagnostic in outcome.diagnostics:
+            loc = diagnostic.location
+            source = result.sources.get(loc.file) if loc is not None else None
+            if diagnostic.severity.value == "info" and source is not None and loc is not None:
+                line, _ = source.index.position(loc.span.start)
+                silenced = ignored_codes(source)
+                if diagnostic.code in silenced.get(line, set()) | silenced.get(line - 1, set()):
+                    continue
+            result.diagnostics.append(diagnostic)
+        order = {s.name: i for i, s in enumerate(result.sources.values())}
+        result.diagnostics.sort(
+            key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key)
+        )
+        scope = writer.Scope(root.resolve(), tuple(Path(p).resolve() for p in paths))
+        stream = sys.stdout if fmt == "text" else sys.stderr
+        if check:
+            changes = writer.check(out_dir, outcome.outputs, outcome.held, scope)
+            emit_diagnostics(result, fmt, no_color)
+            for change in changes:
+                stream.write(f"would change {change}\n")
+            code = exit_code(result, deny)
+            sys.exit(EXIT_ERRORS if changes else code)
+        try:
+            report = writer.write(out_dir, outcome.outputs, outcome.held, scope)
+        except (writer.OutputError, OSError) as err:
+            emit_diagnostics(result, fmt, no_color)
+            click.echo(f"spark: error: cannot write {out_dir}: {err}", err=True)
+            sys.exit(EXIT_ERRORS)
+        emit_diagnostics(result, fmt, no_color)
+        for line in report:
+            click.echo(f"spark: {line}", err=True)
+    except SystemExit:
+        raise
+    except Exception as err:  # noqa: BLE001 - the one place a bug becomes exit 3, not a traceback
+        _internal_failure(err)
+    sys.exit(exit_code(result, deny))

@@ -56,17 +56,20 @@ def verify_with_vllm(
     python: str | os.PathLike[str] | None = None,
     *,
     timeout: float = 900,
+    expect_version: str | None = VLLM_VERSION,
 ) -> list[Verdict]:
     """Verdicts for each argv (`["vllm", "serve", MODEL, ...]`), then for each config.
 
     A config is `{"path": <vllm-config.yaml>, "argv": <the launch it must equal>}`; its verdict is
     ok when `vllm serve MODEL --config path` parses and gives the same namespace as the argv.
+    `expect_version=None` accepts whatever vLLM the interpreter has (a user checking their own).
     """
-    request = {
+    request: dict[str, Any] = {
         "argvs": [list(a) for a in argvs],
         "configs": [{"path": os.fspath(c["path"]), "argv": list(c["argv"])} for c in configs],
-        "expect_version": VLLM_VERSION,
     }
+    if expect_version is not None:
+        request["expect_version"] = expect_version
     interpreter = os.fspath(python if python is not None else default_python())
     if not Path(interpreter).exists():
         raise VllmVerifyError(
