@@ -1,7 +1,8 @@
 """Every fixture produces exactly the diagnostics its `# expect:` comments name.
 
-`check/` holds the type checker's fixtures; `rules/` holds a pair per rule code:
-`CODE.fail.spark` must report the code, `CODE.pass.spark` must not.
+`check/` holds the type checker's fixtures, several codes per file; `codes/` (front
+end) and `rules/` (recipe, targets, safety) hold a pair per code: `CODE.fail.spark`
+must report the code, `CODE.pass.spark` must not.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import pytest
 from spark_dsl.pipeline import run
 
 FIXTURES = Path(__file__).parent / "fixtures"
-ALL = sorted(FIXTURES.glob("check/*.spark")) + sorted(FIXTURES.glob("rules/*.spark"))
+PAIRS = sorted(FIXTURES.glob("codes/*.spark")) + sorted(FIXTURES.glob("rules/*.spark"))
+ALL = sorted(FIXTURES.glob("check/*.spark")) + PAIRS
+# Codes whose failing input cannot be a text fixture, and the test that covers them instead.
+COVERED_ELSEWHERE = {"SPK007": ("test_robustness.py", "test_binary_and_empty_files")}
 EXPECT = re.compile(r"#\s*expect:\s*((?:SPK\d{3}[\s,]*)+)")
 
 
@@ -58,17 +62,33 @@ def test_every_diagnostic_has_code_location_message_and_help() -> None:
             assert d.help, f"{d.code} at {path.name} has no help"
 
 
-def test_every_rule_has_a_failing_and_a_passing_fixture() -> None:
-    from spark_dsl.rules.registry import all_rules
+def test_every_code_has_a_failing_and_a_passing_fixture() -> None:
+    from spark_dsl.codes import registry
 
-    codes = {r.code for r in all_rules()}
+    codes = set(registry())
+    by_name: dict[str, Path] = {}
+    for path in PAIRS:
+        assert path.name not in by_name, f"{path.name} is defined twice"
+        by_name[path.name] = path
     for code in sorted(codes):
-        fail, ok = FIXTURES / "rules" / f"{code}.fail.spark", FIXTURES / "rules" / f"{code}.pass.spark"
-        assert fail.exists() and ok.exists(), f"{code} needs {fail.name} and {ok.name}"
+        if code in COVERED_ELSEWHERE:
+            module, test = COVERED_ELSEWHERE[code]
+            assert f"def {test}(" in (Path(__file__).parent / module).read_text()
+            continue
+        fail, ok = by_name.get(f"{code}.fail.spark"), by_name.get(f"{code}.pass.spark")
+        assert fail is not None and ok is not None, f"{code} needs {code}.fail.spark and {code}.pass.spark"
         assert code in {c for c, _ in expected(fail)}, f"{fail.name} must expect {code}"
         assert code not in {c for c, _ in expected(ok)}, f"{ok.name} must not expect {code}"
-    stray = {p.name.split(".")[0] for p in FIXTURES.glob("rules/*.spark")} - codes
+    stray = {name.split(".")[0] for name in by_name} - codes
     assert not stray, f"fixtures for unknown codes: {stray}"
+
+
+def test_a_code_cannot_be_registered_twice() -> None:
+    from spark_dsl.rules.registry import all_rules, rule
+
+    taken = all_rules()[0].code
+    with pytest.raises(ValueError, match=f"rule code {taken} is registered twice"):
+        rule(taken, "error", "t", checks="c", basis="b", failing="f", fixed="x")(lambda plan: iter(()))
 
 
 def test_rules_md_codes_are_all_registered() -> None:
