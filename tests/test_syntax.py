@@ -160,3 +160,14 @@ def test_parser_is_built_once() -> None:
     from spark_dsl.syntax.parser import _parser
 
     assert _parser() is _parser()
+
+
+def test_the_language_md_example_parses_and_checks_clean() -> None:
+    from pathlib import Path
+
+    from spark_dsl.pipeline import run
+
+    root = Path(__file__).parent / "fixtures" / "language"
+    result = run([root / "muse.spark"], root)
+    assert result.diagnostics == []
+    assert [p.name for p in result.plans] == ["muse-b200", "muse-mi355x-1m"]
