@@ -1,0 +1,2 @@
+" .spark deployment specs
+autocmd BufRead,BufNewFile *.spark setfiletype spark
