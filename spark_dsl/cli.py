@@ -275,15 +275,45 @@ def _verify_with_local_vllm(plans: list[Any], vllm_python: Path | None) -> int:
     return rejected
 
 
+
+def _add_build_diagnostics(result: Any, found: list[Any]) -> None:
+    """The build's own diagnostics join the run's, in file order; `ignore[...]` silences infos."""
+    from spark_dsl.diagnostics import Severity
+    from spark_dsl.pipeline import ignored_codes
+
+    for diagnostic in found:
+        loc = diagnostic.location
+        source = result.sources.get(loc.file) if loc is not None else None
+        if diagnostic.severity is Severity.INFO and source is not None:
+            line, _ = source.index.position(loc.span.start)
+            silenced = ignored_codes(source)
+            if diagnostic.code in silenced.get(line, set()) | silenced.get(line - 1, set()):
+                continue
+        result.diagnostics.append(diagnostic)
+    order = {name: i for i, name in enumerate(result.sources)}
+    result.diagnostics.sort(
+        key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key)
+    )
+
+
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
-    "-t", "--target", "targets", multiple=True, metavar="TARGET",
+    "-t",
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="TARGET",
     help="Build exactly this target for every deployment (repeatable).",
 )
 @click.option(
-    "-o", "--output", "out_dir", type=click.Path(path_type=Path), default=Path("build"),
-    show_default=True, help="Folder that receives one folder per deployment.",
+    "-o",
+    "--output",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=Path("build"),
+    show_default=True,
+    help="Folder that receives one folder per deployment.",
 )
 @click.option("--check", is_flag=True, help="Write nothing; list every file a build would change.")
 @_common
@@ -305,35 +335,23 @@ def build(
         _usage(f"unknown target {unknown[0]!r}; targets are {', '.join(TARGET_KINDS)}")
     result = checked_run(paths, root)
     try:
-        from spark_dsl.pipeline import ignored_codes
         from spark_dsl.targets import writer
         from spark_dsl.targets.build import build as render_outputs
 
-        forced = tuple(dict.fromkeys(targets))
-        with_errors = sorted({d.name for d in result.deployments if result.deployment_has_errors(d.name)})
-        outcome = render_outputs(result.plans, result.deployment_has_errors, with_errors, forced, root)
-        for diagnostic in outcome.diagnostics:
-            loc = diagnostic.location
-            source = result.sources.get(loc.file) if loc is not None else None
-            if diagnostic.severity.value == "info" and source is not None and loc is not None:
-                line, _ = source.index.position(loc.span.start)
-                silenced = ignored_codes(source)
-                if diagnostic.code in silenced.get(line, set()) | silenced.get(line - 1, set()):
-                    continue
-            result.diagnostics.append(diagnostic)
-        order = {s.name: i for i, s in enumerate(result.sources.values())}
-        result.diagnostics.sort(
-            key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key)
+        failing = sorted(
+            {d.name for d in result.deployments if result.deployment_has_errors(d.name)}
         )
+        forced = tuple(dict.fromkeys(targets))
+        outcome = render_outputs(result.plans, result.deployment_has_errors, failing, forced, root)
+        _add_build_diagnostics(result, outcome.diagnostics)
         scope = writer.Scope(root.resolve(), tuple(Path(p).resolve() for p in paths))
-        stream = sys.stdout if fmt == "text" else sys.stderr
         if check:
             changes = writer.check(out_dir, outcome.outputs, outcome.held, scope)
             emit_diagnostics(result, fmt, no_color)
-            for change in changes:
-                stream.write(f"would change {change}\n")
-            code = exit_code(result, deny)
-            sys.exit(EXIT_ERRORS if changes else code)
+            # Text output keeps stdout for people; the machine formats keep it for their document.
+            stream = sys.stdout if fmt == "text" else sys.stderr
+            stream.writelines(f"would change {change}\n" for change in changes)
+            sys.exit(EXIT_ERRORS if changes else exit_code(result, deny))
         try:
             report = writer.write(out_dir, outcome.outputs, outcome.held, scope)
         except (writer.OutputError, OSError) as err:
@@ -343,8 +361,6 @@ def build(
         emit_diagnostics(result, fmt, no_color)
         for line in report:
             click.echo(f"spark: {line}", err=True)
-    except SystemExit:
-        raise
-    except Exception as err:  # noqa: BLE001 - the one place a bug becomes exit 3, not a traceback
+    except Exception as err:  # a bug becomes exit 3 with the file's name, never a traceback
         _internal_failure(err)
     sys.exit(exit_code(result, deny))

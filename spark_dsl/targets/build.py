@@ -1,0 +1,127 @@
+"""What `spark build` produces: each deployment's targets rendered in memory, and diagnostics."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_dsl.diagnostics import Diagnostic, Severity
+from spark_dsl.plan.model import Plan
+from spark_dsl.schema import TARGET_KINDS
+from spark_dsl.span import Location
+from spark_dsl.targets import codes, compose, kubernetes, shell, slurm, vllm_config
+from spark_dsl.targets.common import Job, TargetError
+
+# Each target kind, in the schema's order: its file name and its renderer.
+EMITTERS = {
+    "shell": (shell.FILE_NAME, shell.render),
+    "compose": (compose.FILE_NAME, compose.render),
+    "slurm": (slurm.FILE_NAME, slurm.render),
+    "kubernetes": (kubernetes.FILE_NAME, kubernetes.render),
+    "vllm-config": (vllm_config.FILE_NAME, vllm_config.render),
+}
+assert tuple(EMITTERS) == TARGET_KINDS, "every target kind of the schema needs an emitter"
+EXECUTABLE = frozenset({shell.FILE_NAME, slurm.FILE_NAME})
+
+
+@dataclass
+class DeploymentOutput:
+    """The files of one deployment folder, in target order, and the spec they come from."""
+
+    name: str
+    source: str
+    files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class BuildOutcome:
+    outputs: list[DeploymentOutput]
+    diagnostics: list[Diagnostic]
+    # Deployments whose previous outputs must stay as they are (they have errors now).
+    held: set[str]
+
+
+def _at_name(plan: Plan) -> Location:
+    dep = plan.deployment
+    return Location(dep.source.name, dep.node.name.span)
+
+
+def render_plan(
+    plan: Plan, kinds: list[str], source: str
+) -> tuple[DeploymentOutput, list[Diagnostic]]:
+    """Every requested target of one plan; one that cannot express it is an error, not a file."""
+    declared = plan.deployment.body.labelled("target")
+    output = DeploymentOutput(plan.name, source)
+    problems: list[Diagnostic] = []
+    for kind in kinds:
+        file_name, render = EMITTERS[kind]
+        try:
+            output.files[file_name] = render(Job(plan, declared.get(kind), source))
+        except TargetError as err:
+            problems.append(
+                Diagnostic(
+                    err.code,
+                    Severity.ERROR,
+                    f"target `{kind}` cannot build `{plan.name}`: {err}",
+                    _at_name(plan),
+                    label=f"requested with -t {kind}" if kind not in declared else None,
+                    help=_help(kind, plan),
+                    deployment=plan.name,
+                )
+            )
+    return output, problems
+
+
+def _help(kind: str, plan: Plan) -> str:
+    if kind in ("compose", "vllm-config") and plan.total_nodes > 1:
+        return f"build `{plan.name}` with a multi-node target: shell, slurm or kubernetes"
+    return f"leave `{kind}` out for `{plan.name}`"
+
+
+def build(
+    plans: list[Plan],
+    has_errors: Callable[[str], bool],
+    names_with_errors: list[str],
+    forced: tuple[str, ...],
+    root: Path,
+) -> BuildOutcome:
+    """Render every error-free deployment; those with errors keep whatever they had before."""
+    outputs: list[DeploymentOutput] = []
+    diagnostics: list[Diagnostic] = []
+    held = set(names_with_errors)
+    for plan in plans:
+        if has_errors(plan.name):
+            held.add(plan.name)
+            continue
+        declared = plan.deployment.body.labelled("target")
+        kinds = [k for k in TARGET_KINDS if k in (forced or declared)]
+        if not kinds:
+            diagnostics.append(
+                Diagnostic(
+                    codes.NOTHING_TO_BUILD,
+                    Severity.INFO,
+                    f"`{plan.name}` declares no target, so the build writes nothing for it",
+                    _at_name(plan),
+                    help="add a `target shell {}` (or another target) block, or pass `-t TARGET`",
+                    deployment=plan.name,
+                )
+            )
+            continue
+        output, problems = render_plan(plan, kinds, source_path(plan, root))
+        if problems:
+            diagnostics += problems
+            held.add(plan.name)
+        else:
+            outputs.append(output)
+    return BuildOutcome(outputs, diagnostics, held)
+
+
+def source_path(plan: Plan, root: Path) -> str:
+    """The spec's path relative to the project root, so outputs read the same on every machine."""
+    path = plan.deployment.source.path.resolve()
+    try:
+        return path.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return Path(os.path.relpath(path, root.resolve())).as_posix()

@@ -1,0 +1,107 @@
+"""What every emitter shares: the job it renders, the image, secrets, the header and sizes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from spark_dsl import catalog
+from spark_dsl.plan.model import Launch, Plan
+from spark_dsl.values import SecretRef, TypedBody
+
+MODEL_CACHE = "/root/.cache/huggingface"  # where vLLM's images keep Hugging Face downloads
+GENERATOR = "spark build"
+
+
+class TargetError(Exception):
+    """This target cannot express this plan: the build reports it and writes nothing for it."""
+
+    def __init__(self, message: str, code: str = "SPK501") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One target of one deployment: the plan, the target's settings block and the spec's path."""
+
+    plan: Plan
+    settings: TypedBody | None
+    source: str
+
+    def setting(self, key: str, default: Any = None) -> Any:
+        return default if self.settings is None else self.settings.value(key, default)
+
+    def map_setting(self, block: str) -> dict[str, str]:
+        """A map block of the target (`labels { ... }`) in the order it was written."""
+        body = self.settings.block(block) if self.settings is not None else None
+        return {} if body is None else {k: s.value for k, s in body.settings.items()}
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+    @property
+    def runtime(self) -> TypedBody | None:
+        return self.plan.deployment.body.block("runtime")
+
+    def runtime_value(self, key: str) -> Any:
+        runtime = self.runtime
+        return None if runtime is None else runtime.value(key)
+
+    @property
+    def gpus(self) -> int:
+        return int(self.plan.value("gpus"))
+
+    @property
+    def vendor(self) -> str:
+        return self.plan.accelerator.vendor
+
+    @property
+    def image(self) -> str:
+        """`runtime.image`, else the catalog's image for the vendor, pinned to the vLLM version."""
+        chosen = self.runtime_value("image")
+        return str(chosen) if chosen else catalog.load().image(self.vendor)
+
+    def header(self, *lines: str, image: bool = True) -> list[str]:
+        """Comment lines (without `#`) that open every output; `image` when the output names one."""
+        out = [
+            f"{self.name}: written by `{GENERATOR}` from {self.source};"
+            " edit the spec, not this file.",
+            *lines,
+        ]
+        images = catalog.load().recipe["images"]
+        if image and not self.runtime_value("image") and not images[self.vendor]["confirmed"]:
+            out.append(
+                f"The image tag {self.image} is not confirmed upstream yet (see the catalog)."
+            )
+        return out
+
+
+def secret_sources(launch: Launch) -> list[tuple[str, SecretRef]]:
+    """(variable the process reads, reference it comes from), in the launch's order."""
+    return list(launch.secrets)
+
+
+def describe_secret(ref: SecretRef) -> str:
+    if ref.kind == "env":
+        return f"the environment variable {ref.name}"
+    key = f", key {ref.key}" if ref.key else ""
+    return f"secret {ref.name}{key}"
+
+
+def api_launches(plan: Plan) -> list[Launch]:
+    """Launches that serve HTTP (the router, the head of each pool), in rank order."""
+    return [launch for launch in plan.launches if launch.api_server and launch.port is not None]
+
+
+def is_vllm(launch: Launch) -> bool:
+    return launch.argv[:2] == ("vllm", "serve")
+
+
+def binary_size(size: int, units: tuple[tuple[str, int], ...]) -> str | None:
+    """The largest exact binary unit spelling (`64Gi`), or None when no unit divides it."""
+    for suffix, factor in units:
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{suffix}"
+    return None

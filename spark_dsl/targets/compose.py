@@ -1,0 +1,136 @@
+"""The Docker Compose target, `compose.yaml`: one service per launch on one host."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_dsl.plan.model import Launch
+from spark_dsl.targets import placeholders, yaml_text
+from spark_dsl.targets.common import (
+    MODEL_CACHE,
+    Job,
+    TargetError,
+    binary_size,
+    describe_secret,
+    is_vllm,
+)
+
+FILE_NAME = "compose.yaml"
+DEFAULT_RESTART = "unless-stopped"
+DEFAULT_START_PERIOD = 30 * 60  # long enough to load an 816B checkpoint from a warm cache
+CACHE_VOLUME = "model-cache"
+# Docker reads `g`/`m`/`k` in shm_size as powers of 1024.
+_SHM_UNITS = (("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10))
+
+
+def literal(text: str) -> str:
+    """Compose interpolates `$`; doubling it lets a literal reach the container unchanged."""
+    return text.replace("$", "$$")
+
+
+def render(job: Job) -> str:
+    plan = job.plan
+    if plan.total_nodes > 1:
+        raise TargetError(f"Compose runs on one host; {plan.name} needs {plan.total_nodes} nodes")
+    if not plan.launches:
+        raise TargetError("the plan has no launch to run")
+    services = {_service_name(launch): _service(job, launch) for launch in plan.launches}
+    data: dict[str, Any] = {"name": job.setting("project") or job.name, "services": services}
+    if _cache_source(job) is None:
+        data["volumes"] = {CACHE_VOLUME: {}}
+    header = job.header(
+        "Start with `docker compose up -d`; secrets come from the host environment.",
+    )
+    return yaml_text.document(data, header)
+
+
+def _service_name(launch: Launch) -> str:
+    return launch.role
+
+
+def _cache_source(job: Job) -> str | None:
+    """The host folder for the model cache, or None for a named volume."""
+    chosen = job.setting("model_cache") or job.runtime_value("model_cache")
+    return str(chosen) if chosen else None
+
+
+def _service(job: Job, launch: Launch) -> dict[str, Any]:
+    for text in (*launch.argv, *(v for _, v in launch.env)):
+        if placeholders.used([text]):
+            raise TargetError("Compose has no run-time address to fill a placeholder with")
+    service: dict[str, Any] = {
+        "image": literal(job.image),
+        "entrypoint": [literal(launch.argv[0])],
+        "command": [literal(arg) for arg in launch.argv[1:]],
+        "restart": job.setting("restart", DEFAULT_RESTART),
+        "ipc": "host",
+    }
+    shm = job.runtime_value("shm_size")
+    if shm:
+        service["shm_size"] = binary_size(int(shm), _SHM_UNITS) or str(shm)
+    if launch.port is not None:
+        service["ports"] = [f"{launch.port}:{launch.port}"]
+    environment = {name: literal(value) for name, value in launch.env}
+    for name, ref in launch.secrets:
+        environment[name] = f"${{{ref.env_name}:?set {ref.env_name} ({describe_secret(ref)})}}"
+    if environment:
+        service["environment"] = environment
+    if is_vllm(launch):
+        service["volumes"] = _volumes(job, launch)
+        service.update(_devices(job))
+    if launch.port is not None:
+        service["healthcheck"] = _healthcheck(job, launch.port)
+    return service
+
+
+def _volumes(job: Job, launch: Launch) -> list[dict[str, Any]]:
+    source = _cache_source(job)
+    if source is None:
+        volumes: list[dict[str, Any]] = [
+            {"type": "volume", "source": CACHE_VOLUME, "target": MODEL_CACHE}
+        ]
+    else:
+        volumes = [
+            {
+                "type": "bind",
+                "source": literal(source),
+                "target": MODEL_CACHE,
+                "bind": {"create_host_path": True},
+            }
+        ]
+    model = launch.argv[2]
+    if model.startswith("/"):
+        # A local checkpoint is read where the spec says it is, inside the container too.
+        volumes.append(
+            {"type": "bind", "source": literal(model), "target": literal(model), "read_only": True}
+        )
+    return volumes
+
+
+def _devices(job: Job) -> dict[str, Any]:
+    if job.vendor == "amd":
+        return {
+            "devices": ["/dev/kfd", "/dev/dri"],
+            "group_add": ["video", "render"],
+            "security_opt": ["seccomp=unconfined"],
+        }
+    reservation = {"driver": "nvidia", "count": job.gpus, "capabilities": ["gpu"]}
+    return {"deploy": {"resources": {"reservations": {"devices": [reservation]}}}}
+
+
+def _healthcheck(job: Job, port: int) -> dict[str, Any]:
+    # python3 is in every vLLM image; curl is not guaranteed to be.
+    probe = f"import urllib.request as u; u.urlopen('http://localhost:{port}/health', timeout=5)"
+    return {
+        "test": ["CMD", "python3", "-c", probe],
+        "interval": "30s",
+        "timeout": "10s",
+        "retries": 3,
+        "start_period": go_duration(int(job.setting("start_period", DEFAULT_START_PERIOD))),
+    }
+
+
+def go_duration(seconds: int) -> str:
+    """A duration as Compose (Go) reads it: hours, minutes and seconds, never days."""
+    parts = [(seconds // 3600, "h"), (seconds % 3600 // 60, "m"), (seconds % 60, "s")]
+    return "".join(f"{n}{unit}" for n, unit in parts if n) or "0s"

@@ -1,0 +1,307 @@
+"""The Kubernetes target, `kubernetes.yaml`: Deployments or LeaderWorkerSets, Services, a router."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_dsl.plan.model import Launch, Pool
+from spark_dsl.targets import placeholders, yaml_text
+from spark_dsl.targets.common import Job, TargetError, binary_size, is_vllm
+from spark_dsl.values import Volume
+
+FILE_NAME = "kubernetes.yaml"
+GPU_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
+NAME_LABEL = "app.kubernetes.io/name"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+LWS_API = "leaderworkerset.x-k8s.io/v1"
+LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
+WORKER_INDEX = "$(LWS_WORKER_INDEX)"
+POD_IP = "SPARK_POD_IP"
+START_RANK_FLAG = "--data-parallel-start-rank"
+# The startup probe allows an hour to load the weights before the kubelet gives up.
+STARTUP_PERIOD_SECONDS, STARTUP_FAILURES = 10, 360
+_QUANTITY_UNITS = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
+
+
+def escape(text: str) -> str:
+    """Kubernetes expands `$(NAME)` in command, args and env values; `$$` keeps a literal `$`."""
+    return text.replace("$", "$$")
+
+
+class Manifest:
+    """The objects of one deployment, built in a fixed order."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.plan = job.plan
+        self.namespace = job.setting("namespace") or "default"
+        self.user_labels = job.map_setting("labels")
+
+    # ---- names and labels ---------------------------------------------------
+
+    def workload_name(self, pool: Pool) -> str:
+        return self.job.name if pool.role == "server" else f"{self.job.name}-{pool.role}"
+
+    def selector(self, role: str) -> dict[str, str]:
+        return {NAME_LABEL: self.job.name, COMPONENT_LABEL: role}
+
+    def labels(self, role: str) -> dict[str, str]:
+        # The selector labels win over a user label of the same key, so Services keep finding pods.
+        return {**self.user_labels, **self.selector(role), MANAGED_BY_LABEL: "spark-dsl"}
+
+    def metadata(self, name: str, role: str) -> dict[str, Any]:
+        return {"name": name, "namespace": self.namespace, "labels": self.labels(role)}
+
+    # ---- objects ------------------------------------------------------------
+
+    def objects(self) -> list[dict[str, Any]]:
+        for launch in self.plan.launches:
+            for name, ref in launch.secrets:
+                if ref.kind == "env":
+                    raise TargetError(
+                        f'{name} comes from env("{ref.name}"), but a pod has no host environment',
+                        code="SPK505",
+                    )
+        out: list[dict[str, Any]] = []
+        for pool in self.plan.pools:
+            out += self.pool_objects(pool)
+        router = [launch for launch in self.plan.launches if launch.role == "router"]
+        if router:
+            name = f"{self.job.name}-router"
+            pod = self.pod_template("router", [self.container(router[0], self.router_fill)])
+            out.append(self.deployment(name, "router", pod))
+            out.append(
+                self.service(self.job.name, "router", router[0], self.job.setting("service_type"))
+            )
+        return out
+
+    def pool_objects(self, pool: Pool) -> list[dict[str, Any]]:
+        launches = [launch for launch in self.plan.launches if launch.role == pool.role]
+        name = self.workload_name(pool)
+        # Under disaggregation the router is the public entry; pool Services stay in the cluster.
+        service_type = "ClusterIP" if self.plan.disaggregated else self.job.setting("service_type")
+        head = launches[0]
+        if pool.nodes == 1:
+            pod = self.pod_template(pool.role, [self.container(head, self.pod_fill(pool))])
+            workload = self.deployment(name, pool.role, pod)
+            selector = self.selector(pool.role)
+        else:
+            workload = self.leader_worker_set(name, pool, launches)
+            selector = {**self.selector(pool.role), LWS_INDEX_LABEL: "0"}
+        out = [workload]
+        if head.port is not None:
+            out.append(self.service(name, pool.role, head, service_type, selector))
+        return out
+
+    def deployment(self, name: str, role: str, pod: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": self.metadata(name, role),
+            "spec": {
+                "replicas": self.job.setting("replicas", 1),
+                "selector": {"matchLabels": self.selector(role)},
+                # A rolling update would need a second set of GPUs while the first still holds them.
+                "strategy": {"type": "Recreate"},
+                "template": pod,
+            },
+        }
+
+    def leader_worker_set(self, name: str, pool: Pool, launches: list[Launch]) -> dict[str, Any]:
+        leader = self.pod_template(pool.role, [self.container(launches[0], self.pod_fill(pool))])
+        worker = self.pod_template(pool.role, [self.worker_container(pool, launches[1:])])
+        return {
+            "apiVersion": LWS_API,
+            "kind": "LeaderWorkerSet",
+            "metadata": self.metadata(name, pool.role),
+            "spec": {
+                "replicas": self.job.setting("replicas", 1),
+                "leaderWorkerTemplate": {
+                    "size": pool.nodes,
+                    "restartPolicy": "RecreateGroupOnPodRestart",
+                    "leaderTemplate": leader,
+                    "workerTemplate": worker,
+                },
+            },
+        }
+
+    def service(
+        self,
+        name: str,
+        role: str,
+        launch: Launch,
+        service_type: str | None,
+        selector: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": self.metadata(name, role),
+            "spec": {
+                "type": service_type or "ClusterIP",
+                "selector": selector or self.selector(role),
+                "ports": [{"name": "http", "port": launch.port, "targetPort": "http"}],
+            },
+        }
+
+    # ---- pods ---------------------------------------------------------------
+
+    def pod_template(self, role: str, containers: list[dict[str, Any]]) -> dict[str, Any]:
+        metadata: dict[str, Any] = {"labels": self.labels(role)}
+        annotations = self.job.map_setting("annotations")
+        if annotations:
+            metadata["annotations"] = annotations
+        spec: dict[str, Any] = {"containers": containers}
+        if any("volumeMounts" in c for c in containers):
+            spec["volumes"] = self.volumes()
+        selector = self.job.map_setting("node_selector")
+        if selector:
+            spec["nodeSelector"] = selector
+        return {"metadata": metadata, "spec": spec}
+
+    def volumes(self) -> list[dict[str, Any]]:
+        shm: dict[str, Any] = {"medium": "Memory"}
+        size = self.job.runtime_value("shm_size")
+        if size:
+            shm["sizeLimit"] = binary_size(int(size), _QUANTITY_UNITS) or str(size)
+        cache: Volume = self.job.setting("model_cache") or Volume("emptydir")
+        if cache.kind == "pvc":
+            source: dict[str, Any] = {"persistentVolumeClaim": {"claimName": cache.name}}
+        elif cache.kind == "hostpath":
+            source = {"hostPath": {"path": cache.name, "type": "DirectoryOrCreate"}}
+        else:
+            source = {"emptyDir": {}}
+        return [{"name": "shm", "emptyDir": shm}, {"name": "model-cache", **source}]
+
+    def container(self, launch: Launch, fill: Any) -> dict[str, Any]:
+        args = [placeholders.fill(arg, fill, escape) for arg in launch.argv[1:]]
+        return self._container(launch, args, fill)
+
+    def worker_container(self, pool: Pool, workers: list[Launch]) -> dict[str, Any]:
+        """One template for every headless worker; the start rank comes from the LWS index."""
+        fill = self.pod_fill(pool)
+        first = workers[0]
+        args = [placeholders.fill(arg, fill, escape) for arg in first.argv[1:]]
+        # argv[0] is not in args, so the flag's index in argv is its value's index in args.
+        at = first.argv.index(START_RANK_FLAG) if START_RANK_FLAG in first.argv else None
+        if at is not None:
+            args[at] = WORKER_INDEX
+        for launch in workers:
+            index = str(launch.node_rank - pool.first_rank)
+            expected = list(args)
+            if at is not None:
+                expected[at] = index
+            actual = [placeholders.fill(arg, fill, escape) for arg in launch.argv[1:]]
+            if expected != actual or launch.env != first.env or launch.secrets != first.secrets:
+                raise TargetError(
+                    f"the {pool.role} workers differ in more than their LeaderWorkerSet index"
+                )
+        return self._container(first, args, fill)
+
+    def _container(self, launch: Launch, args: list[str], fill: Any) -> dict[str, Any]:
+        vllm = is_vllm(launch)
+        container: dict[str, Any] = {
+            "name": "vllm" if vllm else launch.role,
+            "image": self.job.image,
+            "command": [escape(launch.argv[0])],
+            "args": args,
+        }
+        if launch.port is not None:
+            container["ports"] = [{"name": "http", "containerPort": launch.port}]
+        env = self.env(launch, fill)
+        if env:
+            container["env"] = env
+        if vllm:
+            gpus = {GPU_RESOURCE[self.job.vendor]: self.job.gpus}
+            container["resources"] = {"limits": gpus}
+            container["volumeMounts"] = [
+                {"name": "shm", "mountPath": "/dev/shm"},
+                {"name": "model-cache", "mountPath": "/root/.cache/huggingface"},
+            ]
+        if launch.port is not None:
+            container.update(probes())
+        return container
+
+    def env(self, launch: Launch, fill: Any) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        values = [placeholders.fill(value, fill, escape) for _, value in launch.env]
+        if any(f"$({POD_IP})" in value for value in values):
+            out.append({"name": POD_IP, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+        out += [
+            {"name": name, "value": value}
+            for (name, _), value in zip(launch.env, values, strict=True)
+        ]
+        for name, ref in launch.secrets:
+            key = ref.key or "value"
+            out.append(
+                {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": key}}}
+            )
+        return out
+
+    # ---- placeholders -------------------------------------------------------
+
+    def pod_fill(self, pool: Pool) -> Any:
+        """How a pod of `pool` fills placeholders: its own pod IP, or its group leader's address."""
+        in_group = pool.nodes > 1
+        own = placeholders.POOL_ADDRESS[pool.role]
+
+        def value(name: str) -> str:
+            if name == own:
+                return LEADER_ADDRESS if in_group else f"$({POD_IP})"
+            raise TargetError(f"a {pool.role} pod has no value for ${{{name}}}")
+
+        return value
+
+    def router_fill(self, name: str) -> str:
+        for pool in self.plan.pools:
+            if placeholders.POOL_ADDRESS[pool.role] == name:
+                return self.workload_name(pool)
+        raise TargetError(f"the router has no value for ${{{name}}}")
+
+
+def probes() -> dict[str, Any]:
+    check = {"path": "/health", "port": "http"}
+    return {
+        "startupProbe": {
+            "httpGet": check,
+            "periodSeconds": STARTUP_PERIOD_SECONDS,
+            "failureThreshold": STARTUP_FAILURES,
+        },
+        "readinessProbe": {
+            "httpGet": check,
+            "periodSeconds": 10,
+            "timeoutSeconds": 5,
+            "failureThreshold": 3,
+        },
+        "livenessProbe": {
+            "httpGet": check,
+            "periodSeconds": 30,
+            "timeoutSeconds": 10,
+            "failureThreshold": 3,
+        },
+    }
+
+
+def render(job: Job) -> str:
+    manifest = Manifest(job)
+    objects = manifest.objects()
+    secrets = sorted(
+        {
+            (ref.name, ref.key or "value")
+            for launch in job.plan.launches
+            for _, ref in launch.secrets
+        }
+    )
+    needs = ", ".join(f"{name} (key {key})" for name, key in secrets)
+    header = job.header(
+        "Apply with `kubectl apply -f kubernetes.yaml`"
+        + (f"; create the Secrets first: {needs}." if needs else "."),
+        *(
+            [f"Needs the LeaderWorkerSet controller ({LWS_API})."]
+            if any(o["kind"] == "LeaderWorkerSet" for o in objects)
+            else []
+        ),
+    )
+    return yaml_text.documents(objects, header)

@@ -1,0 +1,37 @@
+"""The run-time placeholders of a launch (CLI.md): which ones a text holds, and how to fill them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+HEAD = "SPARK_HEAD_ADDRESS"
+PREFILL = "SPARK_PREFILL_ADDRESS"
+DECODE = "SPARK_DECODE_ADDRESS"
+NODE_RANK = "SPARK_NODE_RANK"
+DP_START_RANK = "SPARK_DP_START_RANK"
+NAMES = (HEAD, PREFILL, DECODE, NODE_RANK, DP_START_RANK)
+POOL_ADDRESS = {"server": HEAD, "prefill": PREFILL, "decode": DECODE}
+
+# Only the documented names: any other `${...}` in a value is the user's text and stays literal.
+_PATTERN = re.compile(r"\$\{(" + "|".join(NAMES) + r")\}")
+
+
+def split(text: str) -> Iterator[tuple[str, str | None]]:
+    """(literal text, placeholder name or None) pairs, in order."""
+    pos = 0
+    for m in _PATTERN.finditer(text):
+        yield text[pos : m.start()], m.group(1)
+        pos = m.end()
+    yield text[pos:], None
+
+
+def used(texts: Iterator[str] | list[str] | tuple[str, ...]) -> list[str]:
+    """The placeholders that appear in any of the texts, in CLI.md's order."""
+    found = {name for text in texts for _, name in split(text) if name}
+    return [name for name in NAMES if name in found]
+
+
+def fill(text: str, value: Callable[[str], str], literal: Callable[[str], str] = str) -> str:
+    """`text` with each placeholder as `value(name)` and each literal part as `literal(part)`."""
+    return "".join(literal(part) + (value(name) if name else "") for part, name in split(text))

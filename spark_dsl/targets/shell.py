@@ -1,0 +1,142 @@
+"""The shell target, `serve.sh`: exports and `exec vllm serve`, or a switch over node ranks."""
+
+from __future__ import annotations
+
+from spark_dsl.plan.model import Launch
+from spark_dsl.targets import placeholders
+from spark_dsl.targets.common import Job, TargetError, describe_secret
+from spark_dsl.targets.shell_words import command_lines, joined, word
+
+FILE_NAME = "serve.sh"
+
+# The positional arguments after the rank, by the placeholders a deployment uses.
+_ADDRESS_ARGUMENTS = (placeholders.HEAD, placeholders.PREFILL, placeholders.DECODE)
+
+
+def secret_checks(launches: list[Launch], indent: str = "") -> list[str]:
+    """Fail fast, with the variable's name, when a secret is missing from the environment."""
+    seen: dict[str, str] = {}
+    for launch in launches:
+        for _, ref in launch.secrets:
+            seen.setdefault(ref.env_name, describe_secret(ref))
+    return [f'{indent}: "${{{name}:?set {name} ({what})}}"' for name, what in seen.items()]
+
+
+def exports(launch: Launch, indent: str = "") -> list[str]:
+    """The launch's environment: its values, then secrets read from differently named variables."""
+    lines = [f"{indent}export {name}={word(value)}" for name, value in launch.env]
+    for name, ref in launch.secrets:
+        if ref.env_name != name:
+            lines.append(f'{indent}export {name}="${{{ref.env_name}}}"')
+    return lines
+
+
+def render(job: Job) -> str:
+    launches = job.plan.launches
+    if not launches:
+        raise TargetError("the plan has no launch to run")
+    if len(launches) == 1 and not _placeholders(launches):
+        return _single(job, launches[0])
+    return _ranks(job, launches)
+
+
+def _placeholders(launches: list[Launch]) -> list[str]:
+    return placeholders.used(
+        [t for launch in launches for t in (*launch.argv, *(v for _, v in launch.env))]
+    )
+
+
+def _single(job: Job, launch: Launch) -> str:
+    header = job.header(f"Runs the `{launch.role}` launch of {job.name} on this node.", image=False)
+    lines = [
+        "#!/usr/bin/env bash",
+        *(f"# {line}" for line in header),
+        "set -euo pipefail",
+        "",
+        *secret_checks([launch]),
+        *exports(launch),
+        *joined(
+            [
+                "exec " + line if i == 0 else line
+                for i, line in enumerate(command_lines(launch.argv))
+            ]
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _ranks(job: Job, launches: list[Launch]) -> str:
+    used = _placeholders(launches)
+    addresses = [name for name in _ADDRESS_ARGUMENTS if name in used]
+    unknown = [name for name in used if name not in _ADDRESS_ARGUMENTS]
+    if unknown:
+        raise TargetError(f"the shell target cannot fill {', '.join(unknown)}")
+    ranks = sorted({launch.node_rank for launch in launches})
+    usage = " ".join(["NODE_RANK", *(f"[{name.removeprefix('SPARK_')}]" for name in addresses)])
+    from_env = ", ".join(["SPARK_NODE_RANK", *addresses])
+    header = job.header(
+        f"Runs the launches of one node of {job.name}: {len(ranks)} nodes, ranks 0-{ranks[-1]}.",
+        f"Usage: serve.sh {usage}   (or set {from_env} in the environment)",
+        image=False,
+    )
+    lines = [
+        "#!/usr/bin/env bash",
+        *(f"# {line}" for line in header),
+        "set -euo pipefail",
+        "",
+        'SPARK_NODE_RANK="${1:-${SPARK_NODE_RANK:-}}"',
+    ]
+    for position, name in enumerate(addresses, start=2):
+        lines.append(f'if [ "$#" -ge {position} ]; then {name}="${position}"; fi')
+    lines += ["", 'case "$SPARK_NODE_RANK" in']
+    for rank in ranks:
+        lines += _rank_branch([launch for launch in launches if launch.node_rank == rank])
+    lines += [
+        "  *)",
+        f'    echo "serve.sh: the node rank must be one of {" ".join(map(str, ranks))}, '
+        "got '${SPARK_NODE_RANK}'\" >&2",
+        "    exit 2",
+        "    ;;",
+        "esac",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _rank_branch(launches: list[Launch]) -> list[str]:
+    """One `case` branch: the router in the background, the node's server in the foreground."""
+    side = [launch for launch in launches if launch.role == "router"]
+    main = [launch for launch in launches if launch.role != "router"]
+    if len(main) != 1:
+        raise TargetError(
+            f"node rank {launches[0].node_rank} has {len(main)} servers; the shell target runs one"
+        )
+    server = main[0]
+    pad = "    "
+    lines = [f"  {server.node_rank})"]
+    for name in _placeholders(launches):
+        lines.append(f'{pad}: "${{{name}:?set {name} or pass it as an argument}}"')
+    lines += secret_checks(launches, pad)
+    for launch in side:
+        lines.append(
+            f"{pad}# The {launch.role} runs beside this node's server and stops with this script."
+        )
+        body = command_lines(launch.argv, pad + "  ")
+        env = exports(launch)
+        if env:
+            lines += [f"{pad}(", *(pad + "  " + line for line in env)]
+            lines += joined([f"{pad}  exec {body[0]}", *body[1:]])
+            lines.append(f"{pad}) &")
+        else:
+            lines += joined([f"{pad}{body[0]}", *body[1:]])
+            lines[-1] += " &"
+        lines += [
+            f"{pad}{launch.role}_pid=$!",
+            f"{pad}trap 'kill \"${launch.role}_pid\" 2>/dev/null || true' EXIT",
+        ]
+    lines += exports(server, pad)
+    body = command_lines(server.argv, pad + "  ")
+    # With a side launch the shell must outlive the server to run the EXIT trap, so no `exec`.
+    first = f"{pad}{body[0]}" if side else f"{pad}exec {body[0]}"
+    lines += joined([first, *body[1:]])
+    lines.append(f"{pad};;")
+    return lines

@@ -1,0 +1,177 @@
+"""The Slurm target, `job.sbatch`: directives, one `srun` per node rank, a bounded /health wait."""
+
+from __future__ import annotations
+
+from spark_dsl.plan.model import Launch, Pool
+from spark_dsl.targets import placeholders
+from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, api_launches, is_vllm
+from spark_dsl.targets.shell import secret_checks
+from spark_dsl.targets.shell_words import command_lines, joined, quote, word
+
+FILE_NAME = "job.sbatch"
+DEFAULT_TIME = 4 * 3600
+DEFAULT_OUTPUT = "logs/%x-%j.out"
+DEFAULT_READY_TIMEOUT = 45 * 60
+HEALTH_POLL_SECONDS = 5
+
+
+def slurm_time(seconds: int) -> str:
+    """`--time` as `D-HH:MM:SS` (or `HH:MM:SS` under a day); Slurm rounds seconds up to minutes."""
+    days, rest = divmod(seconds, 86400)
+    clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    return f"{days}-{clock}" if days else clock
+
+
+def _directive(option: str, value: str | int | None = None) -> str:
+    text = f"--{option}" if value is None else f"--{option}={value}"
+    if not text.isprintable():
+        raise TargetError(f"`{option}` holds a character that cannot go into an #SBATCH line")
+    return f"#SBATCH {text}"
+
+
+def render(job: Job) -> str:
+    plan = job.plan
+    if not plan.launches:
+        raise TargetError("the plan has no launch to run")
+    nodes = plan.total_nodes
+    directives = [
+        _directive("job-name", job.name),
+        _directive("nodes", nodes),
+        _directive("ntasks-per-node", 1),
+        _directive("gpus-per-node", job.gpus),
+        _directive("exclusive"),
+        _directive("time", slurm_time(int(job.setting("time", DEFAULT_TIME)))),
+    ]
+    for key in ("partition", "account", "qos"):
+        value = job.setting(key)
+        if value:
+            directives.append(_directive(key, value))
+    directives.append(_directive("output", job.setting("output", DEFAULT_OUTPUT)))
+    header = job.header(
+        f"Submit with `sbatch {FILE_NAME}` from a folder where the output's folder exists"
+        f" ({job.setting('output', DEFAULT_OUTPUT)}).",
+        "Each node's address defaults to its host name in the allocation; export SPARK_HEAD_ADDRESS"
+        " (and the pool addresses) to use other addresses.",
+        image=job.setting("container", "none") != "none",
+    )
+    lines = [
+        "#!/usr/bin/env bash",
+        *directives,
+        *(f"# {line}" for line in header),
+        "set -euo pipefail",
+        "",
+        *secret_checks(plan.launches),
+        'mapfile -t nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+        *_addresses(job),
+        "",
+        "steps=()",
+    ]
+    for launch in plan.launches:
+        lines += _step(job, launch)
+    lines += _wait_ready(job)
+    lines += _wait_end()
+    return "\n".join(lines) + "\n"
+
+
+def _pool_heads(job: Job) -> list[tuple[str, Pool]]:
+    return [(placeholders.POOL_ADDRESS[pool.role], pool) for pool in job.plan.pools]
+
+
+def _addresses(job: Job) -> list[str]:
+    """Each placeholder as a shell variable: from the environment, else its node rank's host."""
+    lines = ['SPARK_HEAD_ADDRESS="${SPARK_HEAD_ADDRESS:-${nodes[0]}}"']
+    for name, pool in _pool_heads(job):
+        if name != placeholders.HEAD:
+            lines.append(f'{name}="${{{name}:-${{nodes[{pool.first_rank}]}}}}"')
+    return lines
+
+
+def _address_of(job: Job, launch: Launch) -> str:
+    """The shell variable holding the address of the node a launch runs on."""
+    for name, pool in _pool_heads(job):
+        if launch.role == pool.role and launch.node_rank == pool.first_rank:
+            return name
+    if launch.node_rank == 0:
+        return placeholders.HEAD
+    return f"nodes[{launch.node_rank}]"
+
+
+def _container(job: Job) -> tuple[list[str], list[str]]:
+    """(`srun` options, program prefix) that run a launch in the chosen container, if any."""
+    kind = job.setting("container", "none")
+    cache = job.runtime_value("model_cache")
+    if kind == "pyxis":
+        options = [f"--container-image={quote(job.image)}"]
+        if cache:
+            options.append(f"--container-mounts={quote(f'{cache}:{MODEL_CACHE}')}")
+        return options, []
+    if kind == "apptainer":
+        prefix = ["apptainer", "exec", "--rocm" if job.vendor == "amd" else "--nv"]
+        if cache:
+            prefix.append(f"--bind={quote(f'{cache}:{MODEL_CACHE}')}")
+        return [], [*prefix, quote(f"docker://{job.image}")]
+    return [], []
+
+
+def _step(job: Job, launch: Launch) -> list[str]:
+    srun = ["srun", "--nodes=1", "--ntasks=1", f"--relative={launch.node_rank}"]
+    if not is_vllm(launch):
+        # The router shares its node with that node's server and needs none of its resources.
+        srun.append("--overlap")
+    options, program = _container(job)
+    env = [f"{name}={word(value)}" for name, value in launch.env]
+    env += [f'{name}="${{{ref.env_name}}}"' for name, ref in launch.secrets if ref.env_name != name]
+    prefix = " ".join([*srun, *options, *program, *(["env", *env] if env else [])])
+    body = command_lines(launch.argv, "  ")
+    lines = joined([f"{prefix} {body[0]}", *body[1:]])
+    lines[-1] += " &"
+    return [f"# node rank {launch.node_rank}: {launch.role}", *lines, 'steps+=("$!")']
+
+
+def _wait_ready(job: Job) -> list[str]:
+    timeout = int(job.setting("ready_timeout", DEFAULT_READY_TIMEOUT))
+    urls = [
+        f'"http://${{{_address_of(job, launch)}}}:{launch.port}/health"'
+        for launch in api_launches(job.plan)
+    ]
+    return [
+        "",
+        f"# Loading the model takes long: wait up to {timeout}s (ready_timeout) for /health.",
+        f"deadline=$((SECONDS + {timeout}))",
+        f"health_urls=({' '.join(urls)})",
+        'for url in "${health_urls[@]}"; do',
+        '  until curl -fsS -o /dev/null --max-time 5 "$url"; do',
+        '    for step in "${steps[@]}"; do',
+        '      if ! kill -0 "$step" 2>/dev/null; then',
+        '        echo "spark: a launch ended before $url answered" >&2',
+        '        kill "${steps[@]}" 2>/dev/null || true',
+        "        exit 1",
+        "      fi",
+        "    done",
+        "    if ((SECONDS >= deadline)); then",
+        f'      echo "spark: $url did not answer within {timeout}s" >&2',
+        '      kill "${steps[@]}" 2>/dev/null || true',
+        "      exit 1",
+        "    fi",
+        f"    sleep {HEALTH_POLL_SECONDS}",
+        "  done",
+        "done",
+        f'echo "spark: {job.name} is ready"',
+    ]
+
+
+def _wait_end() -> list[str]:
+    return [
+        "",
+        "# The job lasts as long as its launches; the first failure stops the others.",
+        "status=0",
+        'for _ in "${steps[@]}"; do',
+        "  code=0",
+        "  wait -n || code=$?",
+        '  if [ "$code" -ne 0 ] && [ "$status" -eq 0 ]; then',
+        "    status=$code",
+        '    kill "${steps[@]}" 2>/dev/null || true',
+        "  fi",
+        "done",
+        'exit "$status"',
+    ]
