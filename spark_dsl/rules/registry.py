@@ -66,7 +66,7 @@ def rule(
 @cache
 def all_rules() -> tuple[Rule, ...]:
     """Every rule, in code order."""
-    from spark_dsl.rules import advice, capacity, hard, safety, structure  # noqa: F401 - registration on import
+    from spark_dsl.rules import advice, capacity, hard, safety, structure, targets  # noqa: F401 - registration on import
 
     return tuple(_RULES[c] for c in sorted(_RULES))
 

@@ -1,0 +1,426 @@
+"""Target settings rules (SPK501-SPK512): what each declared target block can and cannot express."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.span import Location
+from spark_dsl.values import SecretRef, Setting, TypedBody, Volume
+
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+SLURM_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+COMPOSE_PROJECT = re.compile(r"[a-z0-9][a-z0-9_-]*")
+SINGLE_HOST = {
+    "compose": "Compose runs on one host",
+    "vllm-config": "a vLLM config file describes one node",
+}
+
+
+def _resolved(setting: Setting, key_span: bool = False) -> Resolved:
+    o = setting.origin
+    span = o.key_span if key_span else o.span
+    return Resolved(
+        setting.value,
+        f"profile {o.profile}" if o.profile else "user",
+        Location(o.file, span),
+        o.profile,
+    )
+
+
+def _block_at(body: TypedBody, kind: str) -> Resolved | None:
+    o = body.origin
+    if o is None:
+        return None
+    return Resolved(
+        kind, f"profile {o.profile}" if o.profile else "user", Location(o.file, o.span), o.profile
+    )
+
+
+def _target(plan: Plan, kind: str) -> TypedBody | None:
+    return plan.deployment.body.labelled("target").get(kind)
+
+
+def _setting(plan: Plan, kind: str, key: str) -> Setting | None:
+    body = _target(plan, kind)
+    return body.get(key) if body is not None else None
+
+
+def _map(plan: Plan, kind: str, block: str) -> dict[str, Setting]:
+    body = _target(plan, kind)
+    inner = body.block(block) if body is not None else None
+    return {} if inner is None else dict(inner.settings)
+
+
+def _shown(text: str) -> str:
+    """A value quoted for a message: escapes keep a newline or quote from breaking the line."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _fits(pattern: re.Pattern[str], text: str, limit: int) -> bool:
+    return len(text) <= limit and pattern.fullmatch(text) is not None
+
+
+def _suggest_label(text: str) -> str:
+    """The closest DNS label: lowercase, other characters to `-`, trimmed."""
+    cleaned = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:63].strip("-")
+    return cleaned or "default"
+
+
+# ---- every target ---------------------------------------------------------------------------
+
+
+@rule(
+    "SPK501",
+    "error",
+    "target cannot express this deployment",
+    checks="A deployment that needs more than one node (data parallel over nodes, or "
+    "prefill/decode disaggregation) declares `target compose` or `target vllm-config`, "
+    "which describe one host. `spark build -t compose` (or `-t vllm-config`) on such a "
+    "deployment fails the same way.",
+    basis="TARGETS.md: Compose runs one service per launch on a single host, and `vllm serve "
+    "--config` holds one node's launch; more than one node is an SPK5xx error for both.",
+    failing="nodes    = 2\nparallel = dp(2) + tp + ep\ntarget compose {}",
+    fixed="nodes    = 2\nparallel = dp(2) + tp + ep\ntarget slurm {}",
+)
+def single_host_target(plan: Plan) -> Iterator[Finding]:
+    if plan.total_nodes <= 1:
+        return
+    for kind, why in SINGLE_HOST.items():
+        body = _target(plan, kind)
+        if body is not None:
+            yield Finding(
+                f"`target {kind}` cannot run `{plan.name}`: "
+                f"it needs {plan.total_nodes} nodes and {why}",
+                _block_at(body, kind),
+                "use `target shell`, `target slurm` or `target kubernetes` for more than one node",
+                label=f"{plan.total_nodes} nodes",
+            )
+
+
+# ---- Kubernetes -----------------------------------------------------------------------------
+
+
+@rule(
+    "SPK502",
+    "error",
+    "namespace is not a Kubernetes name",
+    checks="`target kubernetes { namespace = ... }` must be a DNS-1123 label: at most 63 lowercase "
+    "letters, digits and `-`, starting and ending with a letter or digit.",
+    basis="The API server rejects any other namespace name; the build would write objects that "
+    "`kubectl apply` refuses.",
+    failing='target kubernetes {\n  namespace = "Inference_Team"\n}',
+    fixed='target kubernetes {\n  namespace = "inference-team"\n}',
+)
+def kubernetes_namespace(plan: Plan) -> Iterator[Finding]:
+    setting = _setting(plan, "kubernetes", "namespace")
+    if setting is not None and not _fits(DNS_LABEL, setting.value, 63):
+        fixed = _suggest_label(setting.value)
+        yield Finding(
+            f"namespace {_shown(setting.value)} is not a valid Kubernetes namespace",
+            _resolved(setting),
+            f'use lowercase letters, digits and `-` (at most 63), e.g. `"{fixed}"`',
+            label="not a DNS-1123 label",
+            replace_with=f'"{fixed}"',
+        )
+
+
+def _qualified_name_problem(key: str) -> str | None:
+    """Why a label/annotation key is not a Kubernetes qualified name, or None."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not _fits(DNS_SUBDOMAIN, prefix, 253):
+        return f"its prefix `{prefix}` is not a DNS subdomain"
+    if not _fits(LABEL_NAME, name, 63):
+        return (
+            "its name part must be 1-63 letters, digits, `-`, `_` or `.`, "
+            "starting and ending alphanumeric"
+        )
+    return None
+
+
+@rule(
+    "SPK503",
+    "error",
+    "label, annotation or node-selector key not valid in Kubernetes",
+    checks="Every key in `labels`, `annotations` and `node_selector` of `target kubernetes` "
+    "must be a qualified name: an optional DNS-subdomain prefix and `/`, then 1-63 letters, "
+    "digits, `-`, `_` or `.`, starting and ending with a letter or digit.",
+    basis="Kubernetes validates label and annotation keys this way; a node selector matches node "
+    "labels, so its keys follow the same rule.",
+    failing='target kubernetes {\n  labels {\n    "team name" = "inference"\n  }\n}',
+    fixed='target kubernetes {\n  labels {\n    "team" = "inference"\n  }\n}',
+)
+def kubernetes_keys(plan: Plan) -> Iterator[Finding]:
+    for block in ("labels", "annotations", "node_selector"):
+        for key, setting in _map(plan, "kubernetes", block).items():
+            problem = _qualified_name_problem(key)
+            if problem is not None:
+                yield Finding(
+                    f"`{block}` key {_shown(key)} is not a valid Kubernetes key: {problem}",
+                    _resolved(setting, key_span=True),
+                    'use a key such as `"team"` or `"example.com/team"`',
+                    label="not a qualified name",
+                )
+
+
+@rule(
+    "SPK504",
+    "error",
+    "label or node-selector value not valid in Kubernetes",
+    checks="Values in `labels` and `node_selector` of `target kubernetes` must be empty or 1-63 "
+    "letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit. "
+    "Annotation values may hold any text.",
+    basis="Kubernetes validates label values this way; a node selector value is a node label "
+    "value.",
+    failing="target kubernetes {\n  node_selector {\n"
+    '    "nvidia.com/gpu.product" = "NVIDIA B200"\n  }\n}',
+    fixed="target kubernetes {\n  node_selector {\n"
+    '    "nvidia.com/gpu.product" = "NVIDIA-B200"\n  }\n}',
+)
+def kubernetes_label_values(plan: Plan) -> Iterator[Finding]:
+    for block in ("labels", "node_selector"):
+        for key, setting in _map(plan, "kubernetes", block).items():
+            value = setting.value
+            if value and not _fits(LABEL_NAME, value, 63):
+                fixed = re.sub(r"[^A-Za-z0-9_.-]+", "-", value).strip("-_.")[:63].strip("-_.")
+                yield Finding(
+                    f"`{block}` value {_shown(value)} for {_shown(key)} "
+                    "is not a valid Kubernetes label value",
+                    _resolved(setting),
+                    f'use at most 63 letters, digits, `-`, `_` or `.`, e.g. `"{fixed}"`',
+                    label="not a label value",
+                    replace_with=f'"{fixed}"',
+                )
+
+
+def _secret_settings(plan: Plan) -> Iterator[tuple[str, Setting]]:
+    for block, key in (("runtime", "hf_token"), ("serve", "api_key")):
+        body = plan.deployment.body.block(block)
+        setting = body.get(key) if body is not None else None
+        if setting is not None and isinstance(setting.value, SecretRef):
+            yield f"{block}.{key}", setting
+
+
+@rule(
+    "SPK505",
+    "error",
+    "`env(...)` secret with Kubernetes",
+    checks='`runtime.hf_token` or `serve.api_key` reads `env("NAME")` while the deployment '
+    "declares `target kubernetes`. `spark build -t kubernetes` reports the same for a deployment "
+    "that does not declare it.",
+    basis="LANGUAGE.md: a pod has no host environment to read a variable from; Kubernetes takes "
+    'secrets from a Secret (`secret("name")` becomes a `secretKeyRef`).',
+    failing='runtime {\n  hf_token = env("HF_TOKEN")\n}\ntarget kubernetes {}',
+    fixed='runtime {\n  hf_token = secret("hf-token")\n}\ntarget kubernetes {}',
+)
+def kubernetes_env_secret(plan: Plan) -> Iterator[Finding]:
+    if _target(plan, "kubernetes") is None:
+        return
+    for where, setting in _secret_settings(plan):
+        ref: SecretRef = setting.value
+        if ref.kind == "env":
+            name = ref.name.lower().replace("_", "-")
+            yield Finding(
+                f'`{where}` reads env("{ref.name}"), but a Kubernetes pod has no host environment',
+                _resolved(setting),
+                f'store it in a Secret and refer to it: `secret("{name}")`',
+                label="not available in a pod",
+                replace_with=f'secret("{name}")' if DNS_LABEL.fullmatch(name) else None,
+            )
+
+
+@rule(
+    "SPK512",
+    "error",
+    "Kubernetes model cache that cannot be mounted",
+    checks='`target kubernetes { model_cache = ... }`: a `pvc("name")` must name a claim with a '
+    "DNS-1123 subdomain (lowercase letters, digits, `-` and `.`, at most 253); a "
+    '`hostpath("/path")` must be an absolute path.',
+    basis="The API server rejects other claim names, and a relative host path means nothing "
+    "on a node.",
+    failing='target kubernetes {\n  model_cache = hostpath("models/cache")\n}',
+    fixed='target kubernetes {\n  model_cache = hostpath("/models/cache")\n}',
+)
+def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
+    setting = _setting(plan, "kubernetes", "model_cache")
+    if setting is None:
+        return
+    volume: Volume = setting.value
+    if volume.kind == "pvc" and not _fits(DNS_SUBDOMAIN, volume.name or "", 253):
+        yield Finding(
+            f"claim name {_shown(volume.name)} is not a valid PersistentVolumeClaim name",
+            _resolved(setting),
+            'use lowercase letters, digits, `-` and `.`, e.g. `pvc("model-cache")`',
+            label="not a DNS-1123 subdomain",
+        )
+    elif volume.kind == "hostpath" and not (volume.name or "").startswith("/"):
+        relative = (volume.name or "").lstrip("./")
+        yield Finding(
+            f"host path {_shown(volume.name)} is not absolute",
+            _resolved(setting),
+            f'write the full path on the node, e.g. `hostpath("/{relative}")`',
+            label="relative path",
+        )
+
+
+# ---- Slurm ----------------------------------------------------------------------------------
+
+
+@rule(
+    "SPK506",
+    "error",
+    "Slurm time limit of zero",
+    checks="`target slurm { time = 0s }` (or any spelling of zero).",
+    basis="Slurm reads `--time=0` as no limit at all, which no cluster policy means by zero; the "
+    "default is 4h.",
+    failing="target slurm {\n  time = 0h\n}",
+    fixed="target slurm {\n  time = 12h\n}",
+)
+def slurm_time_zero(plan: Plan) -> Iterator[Finding]:
+    setting = _setting(plan, "slurm", "time")
+    if setting is not None and setting.value == 0:
+        yield Finding(
+            "a Slurm time limit of 0 means no limit at all",
+            _resolved(setting),
+            "give the job a real limit, e.g. `time = 12h`, or leave `time` out for the default 4h",
+            label="zero",
+            replace_with="12h",
+        )
+
+
+@rule(
+    "SPK507",
+    "error",
+    "Slurm partition, account or qos with characters Slurm does not accept",
+    checks="`partition`, `account` and `qos` of `target slurm` must be Slurm names: letters, "
+    "digits, `_`, `.` and `-` (`partition` may list several, separated by commas).",
+    basis="These values go into `#SBATCH` lines; a space or newline would end the directive early "
+    "or start a new one, and Slurm knows no such names.",
+    failing='target slurm {\n  partition = "gpu b200"\n}',
+    fixed='target slurm {\n  partition = "b200"\n}',
+)
+def slurm_names(plan: Plan) -> Iterator[Finding]:
+    for key in ("partition", "account", "qos"):
+        setting = _setting(plan, "slurm", key)
+        if setting is None:
+            continue
+        parts = setting.value.split(",") if key == "partition" else [setting.value]
+        if not all(SLURM_NAME.fullmatch(part) for part in parts):
+            listing = " (several partitions are separated by `,`)" if key == "partition" else ""
+            yield Finding(
+                f"{key} {_shown(setting.value)} has characters Slurm does not accept in a name",
+                _resolved(setting),
+                f"use letters, digits, `_`, `.` and `-`{listing}",
+                label=f"not a Slurm {key}",
+            )
+
+
+@rule(
+    "SPK508",
+    "warning",
+    "ready timeout not shorter than the time limit",
+    checks="`ready_timeout` of `target slurm` is at least the job's `time` limit (default 4h).",
+    basis="The job waits up to `ready_timeout` for /health; if Slurm ends the job first, the wait "
+    "never reports a result and the allocation is spent loading weights.",
+    failing="target slurm {\n  time          = 1h\n  ready_timeout = 2h\n}",
+    fixed="target slurm {\n  time          = 4h\n  ready_timeout = 45m\n}",
+)
+def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:
+    timeout = _setting(plan, "slurm", "ready_timeout")
+    if timeout is None:
+        return
+    limit = _setting(plan, "slurm", "time")
+    seconds = limit.value if limit is not None else 4 * 3600
+    if seconds and timeout.value >= seconds:
+        yield Finding(
+            "`ready_timeout` is not shorter than the job's time limit",
+            _resolved(timeout),
+            "make `ready_timeout` shorter than `time`, leaving the job time to serve",
+            label="never reached",
+            notes=(
+                ("the time limit is set here", _resolved(limit) if limit is not None else None),
+            ),
+        )
+
+
+@rule(
+    "SPK509",
+    "error",
+    "Slurm output path that an #SBATCH line cannot hold",
+    checks="`output` of `target slurm` is empty or holds whitespace, quotes or control characters.",
+    basis="The path goes into `#SBATCH --output=...`, which sbatch splits at whitespace; a newline "
+    "would start a new line of the script.",
+    failing='target slurm {\n  output = "logs/my job.out"\n}',
+    fixed='target slurm {\n  output = "logs/my-job-%j.out"\n}',
+)
+def slurm_output(plan: Plan) -> Iterator[Finding]:
+    setting = _setting(plan, "slurm", "output")
+    if setting is None:
+        return
+    value: str = setting.value
+    if not value or any(ch.isspace() or ch in "\"'\\" or not ch.isprintable() for ch in value):
+        yield Finding(
+            f"output path {_shown(value)} cannot go into an #SBATCH line",
+            _resolved(setting),
+            'use a path without spaces, quotes or control characters, e.g. `"logs/%x-%j.out"`',
+            label="not a plain path",
+        )
+
+
+# ---- Compose --------------------------------------------------------------------------------
+
+
+@rule(
+    "SPK510",
+    "error",
+    "Compose project name not accepted by Docker Compose",
+    checks="`target compose { project = ... }` must start with a lowercase letter or digit and "
+    "hold only lowercase letters, digits, `_` and `-`.",
+    basis="Docker Compose rejects other project names: `docker compose` fails before it starts "
+    "anything.",
+    failing='target compose {\n  project = "Muse Spark"\n}',
+    fixed='target compose {\n  project = "muse-spark"\n}',
+)
+def compose_project(plan: Plan) -> Iterator[Finding]:
+    setting = _setting(plan, "compose", "project")
+    if setting is not None and not COMPOSE_PROJECT.fullmatch(setting.value):
+        fixed = re.sub(r"[^a-z0-9_-]+", "-", setting.value.lower()).strip("-_") or plan.name
+        yield Finding(
+            f"project name {_shown(setting.value)} is not valid for Docker Compose",
+            _resolved(setting),
+            f'use lowercase letters, digits, `_` and `-`, e.g. `"{fixed}"`',
+            label="not a project name",
+            replace_with=f'"{fixed}"',
+        )
+
+
+@rule(
+    "SPK511",
+    "error",
+    "Compose model cache that is not a host path",
+    checks="`target compose { model_cache = ... }` must be a host path: absolute (`/data/hf`), "
+    "relative to the compose file (`./cache`) or under the home folder (`~/hf`).",
+    basis="Compose reads a bare name such as `hf-cache` as a named volume, not a folder on the "
+    "host, so the weights would not land where the spec says.",
+    failing='target compose {\n  model_cache = "hf-cache"\n}',
+    fixed='target compose {\n  model_cache = "./hf-cache"\n}',
+)
+def compose_model_cache(plan: Plan) -> Iterator[Finding]:
+    setting = _setting(plan, "compose", "model_cache")
+    if setting is None:
+        return
+    value: str = setting.value
+    if not value.startswith(("/", "./", "../", "~")):
+        yield Finding(
+            f"model_cache {_shown(value)} is not a host path; "
+            "Compose would read it as a volume name",
+            _resolved(setting),
+            f'write a path: `"./{value}"` next to compose.yaml, or an absolute one',
+            label="not a path",
+            replace_with=f'"./{value}"',
+        )
