@@ -262,3 +262,47 @@ def test_fmt_of_a_missing_path_is_a_usage_error(spark: Any) -> None:
     result = spark("fmt", "nowhere.spark")
     assert result.returncode == 2
     assert "no such file or directory: nowhere.spark" in result.stderr
+
+
+# ---- pre-commit ---------------------------------------------------------------------
+
+
+def _hooks() -> dict[str, dict[str, Any]]:
+    import yaml
+
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    return {hook["id"]: hook for hook in hooks}
+
+
+def test_pre_commit_hooks_run_spark_on_spark_files_only() -> None:
+    import re
+
+    hooks = _hooks()
+    assert set(hooks) == {"spark-check", "spark-fmt"}
+    for hook in hooks.values():
+        assert hook["language"] == "python"
+        assert re.search(hook["files"], "specs/nvidia/muse.spark")
+        assert not re.search(hook["files"], "README.md")
+
+
+def test_the_pre_commit_hook_entries_do_what_they_say(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "a.spark").write_text(UGLY, encoding="utf-8")
+
+    def hook(hook_id: str) -> subprocess.CompletedProcess[str]:
+        program, *args = _hooks()[hook_id]["entry"].split()
+        assert program == "spark"
+        return subprocess.run(
+            [sys.executable, "-m", "spark_dsl", *args, "a.spark"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert hook("spark-fmt").returncode == 0
+    assert (tmp_path / "a.spark").read_text() == PRETTY
+    result = hook("spark-check")
+    assert result.returncode == 1 and "SPK107" in result.stdout  # no accelerator
