@@ -34,7 +34,12 @@ deployment muse-{i} {{
   target shell {{}}
 }}
 """
-ACCELERATORS = [("b200", "nvfp4", "128K"), ("gb300", "nvfp4", "128K"), ("mi355x", "mxfp4", "32K"), ("mi350x", "mxfp4", "32K")]
+ACCELERATORS = [
+    ("b200", "nvfp4", "128K"),
+    ("gb300", "nvfp4", "128K"),
+    ("mi355x", "mxfp4", "32K"),
+    ("mi350x", "mxfp4", "32K"),
+]
 
 
 def write_spec(path: Path, i: int) -> None:
@@ -55,7 +60,9 @@ def timed(cmd: list[str], cwd: Path, runs: int) -> list[float]:
 def report(name: str, samples: list[float]) -> None:
     samples = sorted(samples)
     p90 = samples[int(0.9 * (len(samples) - 1))]
-    print(f"{name:<38} median {statistics.median(samples) * 1000:7.1f} ms   p90 {p90 * 1000:7.1f} ms   (n={len(samples)})")
+    print(
+        f"{name:<38} median {statistics.median(samples) * 1000:7.1f} ms   p90 {p90 * 1000:7.1f} ms   (n={len(samples)})"
+    )
 
 
 def main() -> None:
@@ -72,7 +79,10 @@ def main() -> None:
         py = sys.executable
         report("python -c pass (interpreter floor)", timed([py, "-c", "pass"], root, args.runs))
         report("cold check, one 15-line spec", timed([py, "-m", "spark_dsl", "check", "one.spark"], root, args.runs))
-        report("check 1,000 specs in one process", timed([py, "-m", "spark_dsl", "check", "repo"], root, max(3, args.runs // 4)))
+        report(
+            "check 1,000 specs in one process",
+            timed([py, "-m", "spark_dsl", "check", "repo"], root, max(3, args.runs // 4)),
+        )
         warm_throughput(repo)
 
 
@@ -88,7 +98,8 @@ def warm_throughput(repo: Path) -> None:
         result = run(paths, repo)
         rates.append(len(paths) / (time.perf_counter() - start))
     assert not result.diagnostics, "benchmark specs must check clean"
-    print(f"{'warm pipeline throughput':<38} median {statistics.median(rates):7.0f} specs/s   best {max(rates):.0f} specs/s")
+    median = statistics.median(rates)
+    print(f"{'warm pipeline throughput':<38} median {median:7.0f} specs/s   best {max(rates):.0f} specs/s")
 
 
 if __name__ == "__main__":

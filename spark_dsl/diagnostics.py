@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from spark_dsl.span import Location, Span
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
@@ -65,9 +65,7 @@ class DiagnosticSink:
     def add(self, diagnostic: Diagnostic) -> None:
         self.items.append(diagnostic)
 
-    def error(
-        self, code: str, message: str, file: str | None, span: Span | None, **extra: object
-    ) -> Diagnostic:
+    def error(self, code: str, message: str, file: str | None, span: Span | None, **extra: object) -> Diagnostic:
         """Records an error (the only severity the front end reports directly)."""
         location = Location(file, span) if file is not None and span is not None else None
         diagnostic = Diagnostic(code, Severity.ERROR, message, location, **extra)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Explain texts of the front end's codes: syntax (SPK0xx), names, types and imports (SPK1xx), safety of values (SPK9xx)."""
+"""Explain texts of the front end's codes: syntax (SPK0xx), names and types (SPK1xx), literal secrets (SPK901)."""
 
 from __future__ import annotations
 
@@ -8,22 +8,28 @@ _LANG = "The language reference (docs/language.md) defines this; it is not a rec
 
 CODES = [
     CodeDoc(
-        "SPK001", "error", "syntax error",
+        "SPK001",
+        "error",
+        "syntax error",
         "The parser met a token it cannot use at this point. The message says what it found "
-        "and what the language allows there, in words (`expected \"=\" or \"{\" after \"accelerator\"`).",
+        'and what the language allows there, in words (`expected "=" or "{" after "accelerator"`).',
         _LANG,
         "deployment muse {\n  accelerator b200\n}",
         "deployment muse {\n  accelerator = b200\n}",
     ),
     CodeDoc(
-        "SPK002", "error", "unterminated string",
-        "A string opened with `\"` has no closing quote on the same line. Strings cannot span lines.",
+        "SPK002",
+        "error",
+        "unterminated string",
+        'A string opened with `"` has no closing quote on the same line. Strings cannot span lines.',
         _LANG,
         'target kubernetes { namespace = "inference }',
         'target kubernetes { namespace = "inference" }',
     ),
     CodeDoc(
-        "SPK003", "error", "unbalanced braces",
+        "SPK003",
+        "error",
+        "unbalanced braces",
         "A `{` is never closed before the end of the file, or a `}` closes nothing. For an "
         "unclosed block the diagnostic points at the `{` whose block most likely lacks its `}` "
         "(judged by indentation).",
@@ -32,14 +38,18 @@ CODES = [
         "deployment muse {\n  serve {\n    port = 8000\n  }\n}",
     ),
     CodeDoc(
-        "SPK004", "error", "unexpected character",
+        "SPK004",
+        "error",
+        "unexpected character",
         "A character that is not part of the language appears outside a string or comment.",
         _LANG,
         "deployment muse { gpus = 8; }",
         "deployment muse { gpus = 8 }",
     ),
     CodeDoc(
-        "SPK005", "error", "invalid escape in a string",
+        "SPK005",
+        "error",
+        "invalid escape in a string",
         'Strings know the escapes `\\"`, `\\\\`, `\\n`, `\\t` and `\\u{...}` (a Unicode code point '
         "in hex). Any other backslash sequence, or a code point that is not a character, is an error.",
         _LANG,
@@ -47,21 +57,27 @@ CODES = [
         'serve { served_model_name = "muse\\\\q" }',
     ),
     CodeDoc(
-        "SPK006", "error", "malformed number",
+        "SPK006",
+        "error",
+        "malformed number",
         "`_` may separate digits (`32_768`) but may not end a number or appear twice in a row.",
         _LANG,
         "max_model_len = 32__768",
         "max_model_len = 32_768",
     ),
     CodeDoc(
-        "SPK007", "error", "file is not UTF-8",
+        "SPK007",
+        "error",
+        "file is not UTF-8",
         "Spec files are read as UTF-8; a file with bytes that are not valid UTF-8 cannot be parsed.",
         _LANG,
         "(a file saved as Latin-1 with a non-ASCII character)",
         "(the same file saved as UTF-8)",
     ),
     CodeDoc(
-        "SPK101", "error", "unknown key or block",
+        "SPK101",
+        "error",
+        "unknown key or block",
         "A key or block that the body does not define. The message suggests the closest known "
         "name and the help lists every name the body takes.",
         _LANG,
@@ -69,7 +85,9 @@ CODES = [
         "deployment muse {\n  max_model_len = 32K\n}",
     ),
     CodeDoc(
-        "SPK102", "error", "wrong type",
+        "SPK102",
+        "error",
+        "wrong type",
         "A value of the wrong kind for its key: a string where a symbol belongs, a number for a "
         "boolean, an attribute where a block belongs, or the reverse.",
         _LANG,
@@ -77,7 +95,9 @@ CODES = [
         "checkpoint = nvfp4\nprefix_caching = false",
     ),
     CodeDoc(
-        "SPK103", "error", "value not in the key's allowed set",
+        "SPK103",
+        "error",
+        "value not in the key's allowed set",
         "A symbol that the key does not allow, such as an accelerator the catalog does not know "
         "or a misspelled checkpoint. The closest valid choice is suggested.",
         "Known but unvalidated accelerators (H100, MI300X, ...) are accepted here and reported "
@@ -86,7 +106,9 @@ CODES = [
         "accelerator = b200",
     ),
     CodeDoc(
-        "SPK104", "error", "unit not accepted",
+        "SPK104",
+        "error",
+        "unit not accepted",
         "A unit suffix that the key's type does not take (a size unit on a count, `8K` for "
         "`gpus`), a size or duration without a unit, or a badly chained duration. Counts take "
         "`k` `K` `m` `M` `g` `G` (lowercase decimal, uppercase binary, as vLLM reads them); sizes "
@@ -97,7 +119,9 @@ CODES = [
         "max_model_len = 32K\nruntime { shm_size = 64GiB }",
     ),
     CodeDoc(
-        "SPK105", "error", "number out of range or not whole",
+        "SPK105",
+        "error",
+        "number out of range or not whole",
         "A number outside its key's range (a port above 65535, a memory fraction above 1), or a "
         "quantity that does not come out whole (`1.0001k` tokens). As in vLLM, a fractional count "
         "takes only a lowercase suffix (`25.6k`, never `1.5K`).",
@@ -106,7 +130,9 @@ CODES = [
         "max_model_len = 1536\ngpu_memory_utilization = 0.92",
     ),
     CodeDoc(
-        "SPK106", "error", "duplicate key",
+        "SPK106",
+        "error",
+        "duplicate key",
         "A key (or a block with the same label) appears twice in one body, or an item twice in a "
         "list. The error points at the later one with a note at the first.",
         "A later value would silently win; an explicit override belongs in `extends`.",
@@ -114,14 +140,18 @@ CODES = [
         "serve {\n  port = 9000\n}",
     ),
     CodeDoc(
-        "SPK107", "error", "missing required key",
+        "SPK107",
+        "error",
+        "missing required key",
         "Every deployment needs `model` and `accelerator`, set in its body or in a profile it extends.",
         "Every recipe default depends on the model and the accelerator.",
         "deployment muse {\n  checkpoint = nvfp4\n}",
         "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n}",
     ),
     CodeDoc(
-        "SPK108", "error", "bad deployment name",
+        "SPK108",
+        "error",
+        "bad deployment name",
         "A deployment name must be a DNS-1123 label of at most 40 characters: lowercase letters, "
         "digits and `-`, starting and ending with a letter or digit.",
         "Every target names things after the deployment and adds suffixes (`-prefill`, "
@@ -130,14 +160,18 @@ CODES = [
         "deployment muse-b200 { ... }",
     ),
     CodeDoc(
-        "SPK109", "error", "duplicate deployment name",
+        "SPK109",
+        "error",
+        "duplicate deployment name",
         "Two deployments in one run share a name.",
         "Their outputs would be written to the same folder and overwrite each other.",
         "deployment muse { ... }   # a.spark\ndeployment muse { ... }   # b.spark",
         "deployment muse-b200 { ... }\ndeployment muse-mi355x { ... }",
     ),
     CodeDoc(
-        "SPK110", "error", "bad block label",
+        "SPK110",
+        "error",
+        "bad block label",
         "`target` blocks need a label naming the output (`shell`, `compose`, `slurm`, "
         "`kubernetes`, `vllm-config`); other blocks take no label.",
         _LANG,
@@ -145,30 +179,36 @@ CODES = [
         "target kubernetes {}\nserve { port = 8000 }",
     ),
     CodeDoc(
-        "SPK111", "error", "imported file not found",
+        "SPK111",
+        "error",
+        "imported file not found",
         "An `import` names a file that does not exist. Paths are relative to the importing file.",
         _LANG,
         'import "profile/common.spark"',
         'import "profiles/common.spark"',
     ),
     CodeDoc(
-        "SPK112", "error", "import leaves the project root",
-        "An `import` resolves to a file outside the project root (`--root`, default the current "
-        "directory).",
+        "SPK112",
+        "error",
+        "import leaves the project root",
+        "An `import` resolves to a file outside the project root (`--root`, default the current directory).",
         "Specs compiled in CI must not read files from outside the repository.",
         'import "../../etc/team.spark"',
         'import "profiles/team.spark"',
     ),
     CodeDoc(
-        "SPK113", "error", "import cycle",
-        "A file imports itself through a chain of imports. The error is at the `import` that "
-        "closes the cycle.",
+        "SPK113",
+        "error",
+        "import cycle",
+        "A file imports itself through a chain of imports. The error is at the `import` that closes the cycle.",
         _LANG,
         '# a.spark\nimport "b.spark"\n# b.spark\nimport "a.spark"',
         "# move the shared profiles into common.spark, imported by both",
     ),
     CodeDoc(
-        "SPK114", "error", "duplicate profile name",
+        "SPK114",
+        "error",
+        "duplicate profile name",
         "Two profiles with one name are visible in a file: defined twice, or brought in by its "
         "imports. The error points at the second definition or at the `import` that brings it.",
         "`extends` would otherwise depend on import order.",
@@ -176,21 +216,27 @@ CODES = [
         'import "team.spark"\nprofile common-local { ... }',
     ),
     CodeDoc(
-        "SPK115", "error", "unknown profile",
+        "SPK115",
+        "error",
+        "unknown profile",
         "`extends` names a profile that is not defined in the file or its imports.",
         _LANG,
         "deployment muse extends commn { ... }",
         "deployment muse extends common { ... }",
     ),
     CodeDoc(
-        "SPK116", "error", "profile extends itself",
+        "SPK116",
+        "error",
+        "profile extends itself",
         "A chain of `extends` leads back to a profile already in the chain.",
         _LANG,
         "profile a extends b { }\nprofile b extends a { }",
         "profile a { }\nprofile b extends a { }",
     ),
     CodeDoc(
-        "SPK117", "error", "unknown model",
+        "SPK117",
+        "error",
+        "unknown model",
         "`model` names a model the catalog does not know.",
         "Every rule needs the model's facts (sizes, heads, experts, context) from the catalog. To "
         "serve other weights of a known model, keep the model id and set `runtime { model_path }`.",
@@ -198,7 +244,9 @@ CODES = [
         "model = muse-spark-open",
     ),
     CodeDoc(
-        "SPK121", "error", "bad call arguments",
+        "SPK121",
+        "error",
+        "bad call arguments",
         "A call such as `dp(N)`, `tp(N)`, `dspark(...)`, `secret(...)`, `env(...)`, `pvc(...)` or "
         "`hostpath(...)` has missing, surplus, unknown or mistyped arguments.",
         _LANG,
@@ -206,24 +254,29 @@ CODES = [
         'parallel = dp(2) + tp\nserve { api_key = secret("vllm-key") }',
     ),
     CodeDoc(
-        "SPK122", "error", "bad parallelism",
-        "`parallel` combines `tp`, `tp(N)`, `ep` and `dp(N)` with `+`, each at most once, or is "
-        "`auto` alone.",
+        "SPK122",
+        "error",
+        "bad parallelism",
+        "`parallel` combines `tp`, `tp(N)`, `ep` and `dp(N)` with `+`, each at most once, or is `auto` alone.",
         _LANG,
         "parallel = tp + pp",
         "parallel = tp + ep",
     ),
     CodeDoc(
-        "SPK123", "error", "bad secret or variable name",
-        "A `secret(\"name\")` must name a DNS label (it becomes a Kubernetes Secret and, "
-        "upper-cased, an environment variable); an `env(\"NAME\")` must be a valid environment "
+        "SPK123",
+        "error",
+        "bad secret or variable name",
+        'A `secret("name")` must name a DNS label (it becomes a Kubernetes Secret and, '
+        'upper-cased, an environment variable); an `env("NAME")` must be a valid environment '
         "variable name.",
         "Targets derive object and variable names from it.",
         'runtime { hf_token = secret("HF Token") }',
         'runtime { hf_token = secret("hf-token") }',
     ),
     CodeDoc(
-        "SPK901", "error", "literal secret",
+        "SPK901",
+        "error",
+        "literal secret",
         "A secret-bearing key (`serve.api_key`, `runtime.hf_token`) holds a literal string.",
         "Compiled outputs are committed and shared; a literal secret would be written into every "
         "one of them. Secrets travel as references, resolved by the target at run time.",

@@ -168,7 +168,7 @@ class Loader:
             )
             return None
         if target in self._loading:
-            chain = self._loading[self._loading.index(target):] + [target]
+            chain = [*self._loading[self._loading.index(target) :], target]
             shown = " -> ".join(self.display(p) for p in chain)
             self.sink.error(
                 "SPK113",
@@ -300,8 +300,7 @@ class Loader:
             node.name.span,
             deployment=name,
             help="use lowercase letters, digits and `-`, at most 40 characters: targets name "
-            "files, jobs and Kubernetes objects after it"
-            + (f" (e.g. `{fixed}`)" if fixed else ""),
+            "files, jobs and Kubernetes objects after it" + (f" (e.g. `{fixed}`)" if fixed else ""),
             fixes=(replacement(f"rename to `{fixed}`", source.name, node.name.span, fixed),) if fixed else (),
         )
 

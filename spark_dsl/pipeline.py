@@ -81,9 +81,7 @@ def run(
             gc.enable()
 
 
-def _run(
-    paths: list[Path], root: Path, overlays: dict[Path, str] | None, on_file: object
-) -> RunResult:
+def _run(paths: list[Path], root: Path, overlays: dict[Path, str] | None, on_file: object) -> RunResult:
     sink = DiagnosticSink()
     loader = Loader(root, sink, overlays={p.resolve(): t for p, t in (overlays or {}).items()})
     files: list[SourceFile] = []

@@ -7,11 +7,11 @@ docs all read this table; nothing else lists keys.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from functools import cache
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     """A key's value type, named as users read it in messages."""
 
     INTEGER = "integer"
@@ -148,7 +148,7 @@ def _targets() -> dict[str, BlockSpec]:
                 KeySpec(
                     "model_cache",
                     Kind.VOLUME,
-                    "model cache volume: `pvc(\"name\")`, `hostpath(\"/path\")` or `emptydir`",
+                    'model cache volume: `pvc("name")`, `hostpath("/path")` or `emptydir`',
                     default="emptydir",
                 ),
             ),
@@ -158,9 +158,7 @@ def _targets() -> dict[str, BlockSpec]:
                 "annotations": BlockSpec("annotations", "annotations added to every pod", map_of=string_map),
             },
         ),
-        "vllm-config": BlockSpec(
-            "vllm-config", "a `vllm serve --config` file, `vllm-config.yaml`, for one node"
-        ),
+        "vllm-config": BlockSpec("vllm-config", "a `vllm serve --config` file, `vllm-config.yaml`, for one node"),
     }
 
 
@@ -182,7 +180,9 @@ def deployment_schema() -> BlockSpec:
                 symbols=tuple(cat.accelerators),
                 default="required",
             ),
-            KeySpec("gpus", Kind.INTEGER, "GPUs used on each node", default="the accelerator's GPUs per node", minimum=1),
+            KeySpec(
+                "gpus", Kind.INTEGER, "GPUs used on each node", default="the accelerator's GPUs per node", minimum=1
+            ),
             KeySpec("nodes", Kind.INTEGER, "nodes", default="1", minimum=1),
             KeySpec("checkpoint", Kind.SYMBOL, "which weights", symbols=CHECKPOINTS, default="by recipe path"),
             KeySpec(
@@ -198,15 +198,24 @@ def deployment_schema() -> BlockSpec:
                 default="by recipe path",
             ),
             KeySpec("attention", Kind.SYMBOL, "attention backend", symbols=ATTENTION, default="by recipe path"),
-            KeySpec("frontend", Kind.SYMBOL, "API server frontend", symbols=("rust", "python"), default="by recipe path"),
+            KeySpec(
+                "frontend", Kind.SYMBOL, "API server frontend", symbols=("rust", "python"), default="by recipe path"
+            ),
             KeySpec("max_model_len", Kind.COUNT, "context limit in tokens", default="by recipe path", minimum=1),
             KeySpec("max_num_seqs", Kind.COUNT, "concurrent sequences per engine", default="vLLM's", minimum=1),
             KeySpec("kv_cache_dtype", Kind.SYMBOL, "KV cache precision", symbols=KV_CACHE_DTYPES, default="auto"),
-            KeySpec("modalities", Kind.SYMBOL_LIST, "input modalities served", symbols=MODALITIES, default="by recipe path"),
+            KeySpec(
+                "modalities", Kind.SYMBOL_LIST, "input modalities served", symbols=MODALITIES, default="by recipe path"
+            ),
             KeySpec("prefix_caching", Kind.BOOL, "automatic prefix caching", default="by recipe path"),
             KeySpec("chunked_prefill", Kind.BOOL, "chunked prefill", default="by recipe path"),
             KeySpec("model_runner", Kind.SYMBOL, "vLLM model runner", symbols=("v1", "v2"), default="by recipe path"),
-            KeySpec("gpu_memory_utilization", Kind.FRACTION, "fraction of GPU memory vLLM may use, in (0, 1]", default="0.92"),
+            KeySpec(
+                "gpu_memory_utilization",
+                Kind.FRACTION,
+                "fraction of GPU memory vLLM may use, in (0, 1]",
+                default="0.92",
+            ),
             KeySpec(
                 "allow_unvalidated",
                 Kind.BOOL,
@@ -249,7 +258,9 @@ def deployment_schema() -> BlockSpec:
             "disaggregation": BlockSpec(
                 "disaggregation",
                 "prefill/decode disaggregation",
-                keys=_keys(KeySpec("connector", Kind.SYMBOL, "KV transfer connector", symbols=("nixl",), default="nixl")),
+                keys=_keys(
+                    KeySpec("connector", Kind.SYMBOL, "KV transfer connector", symbols=("nixl",), default="nixl")
+                ),
                 blocks={"prefill": _pool("prefill"), "decode": _pool("decode")},
             ),
             "target": BlockSpec("target", "an output to build", labels=_targets()),
@@ -263,8 +274,5 @@ def lookup_block(path: tuple[str, ...]) -> BlockSpec | None:
     for part in path:
         if spec is None:
             return None
-        if spec.labels is not None:
-            spec = spec.labels.get(part)
-        else:
-            spec = spec.blocks.get(part)
+        spec = spec.labels.get(part) if spec.labels is not None else spec.blocks.get(part)
     return spec

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_dsl.diagnostics import DiagnosticSink, Note, replacement
-from spark_dsl.schema import BlockSpec, Kind, KeySpec
+from spark_dsl.schema import BlockSpec, KeySpec, Kind
 from spark_dsl.span import Location, Span
 from spark_dsl.syntax import ast
 from spark_dsl.units import UnitError, accepted_suffixes, read_quantity
@@ -77,8 +77,16 @@ class BodyChecker:
         self.sink.error(code, message, self.file, span, deployment=self.deployment, **extra)
         raise _Invalid
 
-    def _suggest(self, code: str, message: str, span: Span, word: str,
-                 choices: tuple[str, ...] | list[str], help_text: str, quote: str = "") -> None:
+    def _suggest(
+        self,
+        code: str,
+        message: str,
+        span: Span,
+        word: str,
+        choices: tuple[str, ...] | list[str],
+        help_text: str,
+        quote: str = "",
+    ) -> None:
         close = did_you_mean(word, choices)
         fixes = ()
         if close is not None:
@@ -192,15 +200,19 @@ class BodyChecker:
                 f"`{kind}` takes no label, found `{label}`",
                 block.label.span,
                 help=f"write `{kind} {{ ... }}`",
-                fixes=(replacement("remove the label", self.file, Span(block.kind.span.end, block.label.span.end), ""),),
+                fixes=(
+                    replacement("remove the label", self.file, Span(block.kind.span.end, block.label.span.end), ""),
+                ),
             )
-        out.blocks[(kind, label)] = self.check(block.body, inner, block.kind.span.cover(block.label.span) if block.label else block.kind.span)
+        out.blocks[(kind, label)] = self.check(
+            block.body, inner, block.kind.span.cover(block.label.span) if block.label else block.kind.span
+        )
 
     def _map_entry(self, entry: ast.Attribute | ast.Block, spec: BlockSpec, out: TypedBody) -> None:
         if isinstance(entry, ast.Block):
             self.error(
                 "SPK102",
-                f"`{spec.name}` holds `name = \"value\"` pairs, not blocks",
+                f'`{spec.name}` holds `name = "value"` pairs, not blocks',
                 entry.kind.span,
                 help=f'write `{entry.kind.name} = "value"`',
             )
@@ -265,8 +277,7 @@ class BodyChecker:
                 "SPK105",
                 f"`{key.name}` must be at least {key.minimum}, found `{text}`",
                 value.span,
-                help=f"use a value from {key.minimum}"
-                + (f" to {key.maximum}" if key.maximum is not None else " up"),
+                help=f"use a value from {key.minimum}" + (f" to {key.maximum}" if key.maximum is not None else " up"),
             )
         if key.maximum is not None and number > key.maximum:
             self.error(
@@ -344,7 +355,7 @@ class BodyChecker:
         if isinstance(value, ast.String) and value.value in key.symbols:
             self.error(
                 "SPK102",
-                f"`{key.name}` takes a name, not a string: found \"{value.value}\"",
+                f'`{key.name}` takes a name, not a string: found "{value.value}"',
                 value.span,
                 help=f"drop the quotes: `{key.name} = {value.value}`",
                 fixes=(replacement("drop the quotes", self.file, value.span, value.value),),
@@ -384,7 +395,7 @@ class BodyChecker:
                 word,
                 key.symbols,
                 f"the catalog knows {listing}; to serve other weights of a known model "
-                "set `runtime { model_path = \"...\" }`",
+                'set `runtime { model_path = "..." }`',
                 quote,
             )
         return word
@@ -448,8 +459,7 @@ class BodyChecker:
             extra = call.positional[max_positional]
             self.error(
                 "SPK121",
-                f"`{fn}` takes at most {max_positional} positional argument"
-                + ("s" if max_positional != 1 else ""),
+                f"`{fn}` takes at most {max_positional} positional argument" + ("s" if max_positional != 1 else ""),
                 extra.span,
                 help=f"remove the extra argument from `{fn}(...)`",
             )
@@ -499,9 +509,7 @@ class BodyChecker:
                     "combine `tp`, `tp(N)`, `ep` and `dp(N)` with `+`, or write `auto`",
                 )
             if name in seen:
-                self.error(
-                    "SPK122", f"`{name}` appears twice in `parallel`", term.span, help=f"keep one `{name}` term"
-                )
+                self.error("SPK122", f"`{name}` appears twice in `parallel`", term.span, help=f"keep one `{name}` term")
             seen.add(name)
             assert isinstance(term, (ast.Symbol, ast.Call))
             if isinstance(term, ast.Call):
@@ -571,8 +579,7 @@ class BodyChecker:
                 "SPK901",
                 f"`{key.name}` is a literal secret; it would be written into every output",
                 value.span,
-                help=f'store it outside the spec and refer to it: `{key.name} = secret("name")` '
-                'or `env("NAME")`',
+                help=f'store it outside the spec and refer to it: `{key.name} = secret("name")` or `env("NAME")`',
             )
         if not isinstance(value, ast.Call) or value.name.name not in ("secret", "env"):
             self.wrong_type(key, value, 'secret("name")')
@@ -617,14 +624,16 @@ class BodyChecker:
             return Volume("emptydir")
         kinds = ("pvc", "hostpath", "emptydir")
         if isinstance(value, ast.Call) and value.name.name in ("pvc", "hostpath"):
+            fn = value.name.name
+            what, example = ("claim name", "model-cache") if fn == "pvc" else ("path", "/models")
             self._call_args(value, {}, 1)
             arg = value.positional[0] if value.positional else None
             if not isinstance(arg, ast.String) or not arg.value:
                 self.error(
                     "SPK121",
-                    f"`{value.name.name}(...)` needs a {'claim name' if value.name.name == 'pvc' else 'path'} as a string",
+                    f"`{fn}(...)` needs a {what} as a string",
                     value.span,
-                    help=f'write `{value.name.name}("{"model-cache" if value.name.name == "pvc" else "/models"}")`',
+                    help=f'write `{fn}("{example}")`',
                 )
             assert isinstance(arg, ast.String)
             return Volume(value.name.name, arg.value)

@@ -53,9 +53,7 @@ def read_quantity(family: str, text: str, parts: tuple[tuple[str, str], ...]) ->
     if family == "duration":
         return _read_duration(text, parts)
     if len(parts) != 1:
-        return UnitError(
-            f"`{text}` chains several units", f"write one number with one unit, e.g. `32K`"
-        )
+        return UnitError(f"`{text}` chains several units", "write one number with one unit, e.g. `32K`")
     num, unit = parts[0]
     try:
         value = _decimal(num) * units[unit]
@@ -89,9 +87,7 @@ def _read_duration(text: str, parts: tuple[tuple[str, str], ...]) -> int | UnitE
         seen.append(rank)
         total += _decimal(num) * DURATION_UNITS[unit]
     if total != total.to_integral_value():
-        return UnitError(
-            f"`{text}` is not a whole number of seconds", "use a smaller unit, e.g. `90m`"
-        )
+        return UnitError(f"`{text}` is not a whole number of seconds", "use a smaller unit, e.g. `90m`")
     return int(total)
 
 

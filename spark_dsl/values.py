@@ -57,9 +57,7 @@ class Speculative:
     def spelled(self) -> str:
         if self.mode != "dspark" or not (self.adaptive or self.tokens):
             return self.mode
-        args = (["adaptive"] if self.adaptive else []) + (
-            [f"tokens = {self.tokens}"] if self.tokens else []
-        )
+        args = (["adaptive"] if self.adaptive else []) + ([f"tokens = {self.tokens}"] if self.tokens else [])
         return f"dspark({', '.join(args)})"
 
 

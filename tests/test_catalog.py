@@ -35,7 +35,9 @@ def test_cross_file_references_are_checked(tmp_path: Path, monkeypatch: pytest.M
     text = (copy / "recipe.yaml").read_text().replace("    checkpoint: nvfp4\n", "    checkpoint: bf16\n")
     (copy / "recipe.yaml").write_text(text)
     monkeypatch.setattr(build, "CATALOG_DIR", copy)
-    with pytest.raises(build.CatalogError, match=r"paths\.nvidia\.checkpoint: 'bf16' is not in validated_checkpoints\.nvidia"):
+    with pytest.raises(
+        build.CatalogError, match=r"paths\.nvidia\.checkpoint: 'bf16' is not in validated_checkpoints\.nvidia"
+    ):
         build.load_sources()
 
 
@@ -44,11 +46,16 @@ def test_facts_of_rules_md() -> None:
     muse = cat.models["muse-spark-open"]
     assert (muse.total_params_b, muse.active_params_b, muse.max_context) == (816, 42, 1_048_576)
     assert {k: v.weights_gb for k, v in muse.checkpoints.items()} == {
-        "bf16": 1640, "nvfp4": 533, "mxfp4": 509, "bf16-to-mxfp4": 509,
+        "bf16": 1640,
+        "nvfp4": 533,
+        "mxfp4": 509,
+        "bf16-to-mxfp4": 509,
     }
     assert muse.checkpoints["mxfp4"].confirmed is False
     assert (muse.draft.repository, muse.draft.weights_gb, muse.draft.num_speculative_tokens) == (
-        "Inferact/Muse-Spark-Open-DSpark", 10.6, 7,
+        "Inferact/Muse-Spark-Open-DSpark",
+        10.6,
+        7,
     )
     arch = muse.architecture
     assert (arch.kv_heads, arch.head_dim, arch.full_attention_layers, arch.sliding_window_layers) == (16, 64, 16, 46)

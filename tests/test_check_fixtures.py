@@ -45,7 +45,7 @@ def actual(path: Path) -> list[tuple[str, int]]:
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_fixture_reports_exactly_its_expectations(path: Path) -> None:
     want = expected(path)
-    if path.name.endswith(".ok.spark") or path.name.endswith(".pass.spark") and not want:
+    if path.name.endswith(".ok.spark") or (path.name.endswith(".pass.spark") and not want):
         assert want == []
     else:
         assert want, "a failing fixture must name at least one expected diagnostic"

@@ -47,21 +47,33 @@ def test_json_format_is_the_cli_contract(spark: Callable[..., Any], project: Cal
     doc = json.loads(r.stdout)
     assert doc["version"] == 1 and doc["files"] == ["a.spark", "b.spark"]
     (d,) = doc["diagnostics"]
-    assert {k: d[k] for k in ("code", "severity", "file", "line", "column", "end_line", "end_column", "deployment")} == {
-        "code": "SPK103", "severity": "error", "file": "a.spark", "line": 3, "column": 17,
-        "end_line": 3, "end_column": 22, "deployment": "muse",
+    assert {
+        k: d[k] for k in ("code", "severity", "file", "line", "column", "end_line", "end_column", "deployment")
+    } == {
+        "code": "SPK103",
+        "severity": "error",
+        "file": "a.spark",
+        "line": 3,
+        "column": 17,
+        "end_line": 3,
+        "end_column": 22,
+        "deployment": "muse",
     }
     assert d["message"].startswith("`b2000` is not a valid `accelerator`")
     assert d["help"] and d["notes"] == []
-    assert d["fixes"] == [{"message": "replace with `b200`", "edits": [
-        {"file": "a.spark", "line": 3, "column": 17, "end_line": 3, "end_column": 22, "text": "b200"}]}]
+    assert d["fixes"] == [
+        {
+            "message": "replace with `b200`",
+            "edits": [{"file": "a.spark", "line": 3, "column": 17, "end_line": 3, "end_column": 22, "text": "b200"}],
+        }
+    ]
     assert doc["summary"] == {"errors": 1, "warnings": 0, "infos": 0}
 
 
 def test_columns_count_code_points(spark: Callable[..., Any], project: Callable[..., Path]) -> None:
-    project({"a.spark": 'deployment muse { # ünïcödé 🚀\n  model = muse-spark-open accelerator = b200 runtime { image = "é" } x = 1 }\n'})
-    d = json.loads(spark("check", "a.spark", "--format", "json").stdout)["diagnostics"][0]
     line = '  model = muse-spark-open accelerator = b200 runtime { image = "é" } x = 1 }'
+    project({"a.spark": "deployment muse { # ünïcödé 🚀\n" + line + "\n"})
+    d = json.loads(spark("check", "a.spark", "--format", "json").stdout)["diagnostics"][0]
     assert (d["line"], d["column"]) == (2, line.index("x = 1") + 1)
 
 
@@ -85,7 +97,9 @@ def test_directories_are_searched_and_files_checked_in_one_process(
         (["explain", "SPK999"], "unknown diagnostic code"),
     ],
 )
-def test_misuse_exits_2(spark: Callable[..., Any], project: Callable[..., Path], args: list[str], fragment: str) -> None:
+def test_misuse_exits_2(
+    spark: Callable[..., Any], project: Callable[..., Path], args: list[str], fragment: str
+) -> None:
     root = project({"a.spark": GOOD, "empty/readme.txt": ""})
     r = spark(*args, cwd=root)
     assert r.returncode == 2, r.stdout + r.stderr
@@ -94,10 +108,12 @@ def test_misuse_exits_2(spark: Callable[..., Any], project: Callable[..., Path],
 
 
 def test_root_widens_what_imports_may_reach(spark: Callable[..., Any], project: Callable[..., Path]) -> None:
-    root = project({
-        "team/common.spark": "profile common { gpus = 8 }\n",
-        "proj/a.spark": 'import "../team/common.spark"\n' + GOOD.replace("muse {", "muse extends common {"),
-    })
+    root = project(
+        {
+            "team/common.spark": "profile common { gpus = 8 }\n",
+            "proj/a.spark": 'import "../team/common.spark"\n' + GOOD.replace("muse {", "muse extends common {"),
+        }
+    )
     assert spark("check", "a.spark", cwd=root / "proj").returncode == 1
     assert spark("check", "a.spark", "--root", "..", cwd=root / "proj").returncode == 0
 

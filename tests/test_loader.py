@@ -26,11 +26,13 @@ def codes(result: object) -> list[tuple[str, str, int]]:
 
 
 def test_import_is_relative_to_the_importing_file(project: Project) -> None:
-    root = project({
-        "specs/a.spark": 'import "../profiles/p.spark"\ndeployment a extends p {\n  ' + BASE + "}\n",
-        "profiles/p.spark": 'import "q.spark"\nprofile p extends q { gpus = 4 }\n',
-        "profiles/q.spark": "profile q { nodes = 1 }\n",
-    })
+    root = project(
+        {
+            "specs/a.spark": 'import "../profiles/p.spark"\ndeployment a extends p {\n  ' + BASE + "}\n",
+            "profiles/p.spark": 'import "q.spark"\nprofile p extends q { gpus = 4 }\n',
+            "profiles/q.spark": "profile q { nodes = 1 }\n",
+        }
+    )
     result = check(root, "specs/a.spark")
     assert codes(result) == []
     (dep,) = result.deployments  # type: ignore[attr-defined]
@@ -39,29 +41,35 @@ def test_import_is_relative_to_the_importing_file(project: Project) -> None:
 
 
 def test_imported_deployments_are_not_compiled_by_the_importer(project: Project) -> None:
-    root = project({
-        "a.spark": 'import "b.spark"\n',
-        "b.spark": "profile p { }\ndeployment b {\n  " + BASE + "}\n",
-    })
+    root = project(
+        {
+            "a.spark": 'import "b.spark"\n',
+            "b.spark": "profile p { }\ndeployment b {\n  " + BASE + "}\n",
+        }
+    )
     assert [d.name for d in check(root, "a.spark").deployments] == []  # type: ignore[attr-defined]
 
 
 def test_import_errors_point_at_the_import_line(project: Project) -> None:
-    root = project({
-        "proj/a.spark": '# top\nimport "missing.spark"\nimport "../outside.spark"\nimport "b.spark"\n',
-        "proj/b.spark": 'import "a.spark"\n',
-        "outside.spark": "profile o { }\n",
-    })
+    root = project(
+        {
+            "proj/a.spark": '# top\nimport "missing.spark"\nimport "../outside.spark"\nimport "b.spark"\n',
+            "proj/b.spark": 'import "a.spark"\n',
+            "outside.spark": "profile o { }\n",
+        }
+    )
     result = run([root / "proj/a.spark"], root / "proj")
     assert codes(result) == [("SPK111", "a.spark", 2), ("SPK112", "a.spark", 3), ("SPK113", "b.spark", 1)]
 
 
 def test_duplicate_profiles_across_the_import_closure(project: Project) -> None:
-    root = project({
-        "a.spark": 'import "b.spark"\nimport "c.spark"\n',
-        "b.spark": "profile common { }\n",
-        "c.spark": "profile common { }\n",
-    })
+    root = project(
+        {
+            "a.spark": 'import "b.spark"\nimport "c.spark"\n',
+            "b.spark": "profile common { }\n",
+            "c.spark": "profile common { }\n",
+        }
+    )
     result = check(root, "a.spark")
     assert codes(result) == [("SPK114", "a.spark", 2)]
     (d,) = result.diagnostics  # type: ignore[attr-defined]
@@ -69,8 +77,9 @@ def test_duplicate_profiles_across_the_import_closure(project: Project) -> None:
 
 
 def test_merge_order_later_wins_blocks_merge_lists_replace(project: Project) -> None:
-    root = project({
-        "a.spark": """
+    root = project(
+        {
+            "a.spark": """
 profile one {
   modalities = [text, image]
   parallel = tp
@@ -81,11 +90,14 @@ profile two {
   serve { port = 9000 }
 }
 deployment d extends one, two {
-  """ + BASE + """  parallel = tp + ep
+  """
+            + BASE
+            + """  parallel = tp + ep
   serve { served_model_name = "muse" }
 }
 """,
-    })
+        }
+    )
     result = check(root, "a.spark")
     assert codes(result) == []
     (dep,) = result.deployments  # type: ignore[attr-defined]
@@ -102,10 +114,12 @@ deployment d extends one, two {
 
 
 def test_origin_points_at_the_value_in_its_own_file(project: Project) -> None:
-    root = project({
-        "a.spark": 'import "p.spark"\ndeployment d extends p {\n  ' + BASE + "}\n",
-        "p.spark": "profile p {\n  max_model_len = 32K\n}\n",
-    })
+    root = project(
+        {
+            "a.spark": 'import "p.spark"\ndeployment d extends p {\n  ' + BASE + "}\n",
+            "p.spark": "profile p {\n  max_model_len = 32K\n}\n",
+        }
+    )
     result = check(root, "a.spark")
     (dep,) = result.deployments  # type: ignore[attr-defined]
     s = dep.body.get("max_model_len")
@@ -115,11 +129,13 @@ def test_origin_points_at_the_value_in_its_own_file(project: Project) -> None:
 
 
 def test_a_profile_error_is_reported_once_in_the_profile_file(project: Project) -> None:
-    root = project({
-        "a.spark": 'import "p.spark"\ndeployment d1 extends p {\n  ' + BASE + "}\n"
-        "deployment d2 extends p {\n  " + BASE + "}\n",
-        "p.spark": "profile p {\n  checkpoint = nvfp5\n}\n",
-    })
+    root = project(
+        {
+            "a.spark": 'import "p.spark"\ndeployment d1 extends p {\n  ' + BASE + "}\n"
+            "deployment d2 extends p {\n  " + BASE + "}\n",
+            "p.spark": "profile p {\n  checkpoint = nvfp5\n}\n",
+        }
+    )
     assert codes(check(root, "a.spark")) == [("SPK103", "p.spark", 2)]
 
 
@@ -129,10 +145,12 @@ def test_a_rejected_required_key_is_not_also_reported_missing(project: Project) 
 
 
 def test_duplicate_deployments_across_files(project: Project) -> None:
-    root = project({
-        "a.spark": "deployment d {\n  " + BASE + "}\n",
-        "b.spark": "deployment d {\n  " + BASE + "}\n",
-    })
+    root = project(
+        {
+            "a.spark": "deployment d {\n  " + BASE + "}\n",
+            "b.spark": "deployment d {\n  " + BASE + "}\n",
+        }
+    )
     assert codes(check(root, "a.spark", "b.spark")) == [("SPK109", "b.spark", 1)]
 
 
@@ -143,5 +161,7 @@ def test_overlays_replace_file_contents(project: Project) -> None:
 
 
 def test_ignore_comments_never_silence_errors(project: Project) -> None:
-    root = project({"a.spark": "deployment d {\n  model = muse-spark-open\n  # spark: ignore[SPK103]\n  accelerator = b2000\n}\n"})
+    root = project(
+        {"a.spark": "deployment d {\n  model = muse-spark-open\n  # spark: ignore[SPK103]\n  accelerator = b2000\n}\n"}
+    )
     assert [d.code for d in check(root, "a.spark").diagnostics] == ["SPK103"]  # type: ignore[attr-defined]

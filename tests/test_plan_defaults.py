@@ -14,7 +14,9 @@ Project = Callable[[dict[str, str]], Path]
 
 
 def plan_of(project: Project, body: str, accelerator: str = "mi355x") -> Any:
-    root = project({"a.spark": f"deployment d {{\n  model = muse-spark-open\n  accelerator = {accelerator}\n{body}}}\n"})
+    root = project(
+        {"a.spark": f"deployment d {{\n  model = muse-spark-open\n  accelerator = {accelerator}\n{body}}}\n"}
+    )
     result = run([root / "a.spark"], root)
     (plan,) = result.plans
     return plan, result
@@ -25,13 +27,16 @@ def shown(plan: Any, key: str) -> Any:
     return value.spelled() if hasattr(value, "spelled") else value
 
 
-
-
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("checkpoint", "nvfp4"), ("parallel", "tp + ep"), ("speculative", "dspark"), ("frontend", "rust"),
-        ("modalities", ("text", "image", "audio", "video")), ("prefix_caching", True), ("chunked_prefill", True),
+        ("checkpoint", "nvfp4"),
+        ("parallel", "tp + ep"),
+        ("speculative", "dspark"),
+        ("frontend", "rust"),
+        ("modalities", ("text", "image", "audio", "video")),
+        ("prefix_caching", True),
+        ("chunked_prefill", True),
     ],
 )
 def test_nvidia_defaults(project: Project, key: str, value: Any) -> None:
@@ -55,9 +60,16 @@ def test_nvidia_leaves_attention_context_and_runner_to_vllm(project: Project) ->
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("checkpoint", "mxfp4"), ("parallel", "tp"), ("speculative", "none"), ("frontend", "python"),
-        ("attention", "aiter"), ("max_model_len", 32768), ("modalities", ("text",)),
-        ("prefix_caching", False), ("chunked_prefill", True), ("model_runner", "v2"),
+        ("checkpoint", "mxfp4"),
+        ("parallel", "tp"),
+        ("speculative", "none"),
+        ("frontend", "python"),
+        ("attention", "aiter"),
+        ("max_model_len", 32768),
+        ("modalities", ("text",)),
+        ("prefix_caching", False),
+        ("chunked_prefill", True),
+        ("model_runner", "v2"),
     ],
 )
 def test_amd_defaults(project: Project, key: str, value: Any) -> None:
@@ -70,9 +82,20 @@ def test_amd_launch_spells_every_default(project: Project) -> None:
     plan, _ = plan_of(project, "")
     (launch,) = plan.launches
     assert launch.argv == (
-        "vllm", "serve", "amd/Muse-Spark-Open-816B-A42B-MXFP4", "--port", "8000",
-        "--tensor-parallel-size", "8", "--max-model-len", "32768", "--no-enable-prefix-caching",
-        "--enable-chunked-prefill", "--attention-backend", "ROCM_AITER_FA", "--language-model-only",
+        "vllm",
+        "serve",
+        "amd/Muse-Spark-Open-816B-A42B-MXFP4",
+        "--port",
+        "8000",
+        "--tensor-parallel-size",
+        "8",
+        "--max-model-len",
+        "32768",
+        "--no-enable-prefix-caching",
+        "--enable-chunked-prefill",
+        "--attention-backend",
+        "ROCM_AITER_FA",
+        "--language-model-only",
     )
     assert dict(launch.env) == {"VLLM_ROCM_USE_AITER": "1", "VLLM_USE_V2_MODEL_RUNNER": "1"}
 
@@ -122,8 +145,10 @@ def test_adaptive_dspark_defaults_to_triton_on_amd(project: Project) -> None:
     assert shown(plan, "attention") == "triton"
     assert "TRITON_ATTN" in plan.launches[0].argv
     spec = plan.launches[0].argv[plan.launches[0].argv.index("--speculative-config") + 1]
-    assert spec == ('{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark",'
-                    '"num_speculative_tokens":7,"enable_adaptive_verification":true}')
+    assert spec == (
+        '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark",'
+        '"num_speculative_tokens":7,"enable_adaptive_verification":true}'
+    )
 
 
 def test_explicit_attention_auto_emits_nothing(project: Project) -> None:

@@ -34,15 +34,23 @@ def test_bf16_on_eight_b200_fails_spk301_with_the_arithmetic(project: Project) -
 def test_nvfp4_on_four_gb200_at_1m_warns_that_two_sequences_fit(project: Project) -> None:
     # 4 x 192 GB x 0.92 = 706.56 GB; minus 533 GB NVFP4 and 10.6 GB DSpark = 162.96 GB.
     # One 1,048,576-token BF16 sequence: 65,536 B x 1,048,576 + 188,416 B x 2,048 = 69.105 GB -> 2 fit.
-    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = gb200\n"
-                   "  checkpoint = nvfp4\n  max_model_len = 1M\n  max_num_seqs = 4\n}\n")
+    result = check(
+        project,
+        "deployment d {\n  model = muse-spark-open\n  accelerator = gb200\n"
+        "  checkpoint = nvfp4\n  max_model_len = 1M\n  max_num_seqs = 4\n}\n",
+    )
     (d,) = result.diagnostics
     assert d.code == "SPK304" and d.severity is Severity.WARNING
     assert "only 2 full-length sequences fit" in d.message
     assert "set `max_num_seqs = 2`" in d.help
     (plan,) = result.plans
     est = plan.capacity[0]
-    assert (est.memory_per_replica_gb, est.headroom_gb, est.sequence_gb, est.sequences_fit) == (706.56, 162.96, 69.105, 2)
+    assert (est.memory_per_replica_gb, est.headroom_gb, est.sequence_gb, est.sequences_fit) == (
+        706.56,
+        162.96,
+        69.105,
+        2,
+    )
 
 
 def test_allow_unvalidated_downgrades_only_spk201_and_spk202(project: Project) -> None:
@@ -54,8 +62,11 @@ def test_allow_unvalidated_downgrades_only_spk201_and_spk202(project: Project) -
 
 
 def test_nvfp4_off_blackwell_stays_an_error(project: Project) -> None:
-    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = h200\n"
-                   "  checkpoint = nvfp4\n  allow_unvalidated = true\n}\n")
+    result = check(
+        project,
+        "deployment d {\n  model = muse-spark-open\n  accelerator = h200\n"
+        "  checkpoint = nvfp4\n  allow_unvalidated = true\n}\n",
+    )
     codes = by_code(result)
     assert codes["SPK202"].severity is Severity.ERROR and "no FP4 support" in codes["SPK202"].message
     assert codes["SPK201"].severity is Severity.WARNING
@@ -63,8 +74,10 @@ def test_nvfp4_off_blackwell_stays_an_error(project: Project) -> None:
 
 def test_a_default_never_warns_against_itself(project: Project) -> None:
     # Concurrency 48 with MXFP4: the policy picks tp + ep + dspark; nothing to warn about.
-    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n"
-                   "  workload { concurrency = 48 }\n}\n")
+    result = check(
+        project,
+        "deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n  workload { concurrency = 48 }\n}\n",
+    )
     assert result.diagnostics == []
     (plan,) = result.plans
     assert plan.settings["parallel"].value.spelled() == "tp + ep"
@@ -87,8 +100,10 @@ def test_a_value_from_a_profile_is_located_there_with_a_note_at_extends(project:
 
 
 def test_ignore_comment_silences_a_warning_on_its_line_or_the_line_above(project: Project) -> None:
-    text = ("deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n"
-            "  # spark: ignore[SPK406]\n  frontend = rust\n  nodes = 2 # spark: ignore[SPK216]\n}\n")
+    text = (
+        "deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n"
+        "  # spark: ignore[SPK406]\n  frontend = rust\n  nodes = 2 # spark: ignore[SPK216]\n}\n"
+    )
     assert [d.code for d in check(project, text).diagnostics] == ["SPK216"]
 
 

@@ -26,7 +26,7 @@ def value_of(text: str) -> ast.Value:
 
 def test_statements_in_any_order_with_extends_and_labels() -> None:
     text = (
-        'profile p extends a, b { serve { port = 8000 } }\n'
+        "profile p extends a, b { serve { port = 8000 } }\n"
         'import "x.spark"\n'
         "deployment muse-b200 extends p { target vllm-config {} }\n"
     )
@@ -71,7 +71,7 @@ def test_quantities_keep_their_parts_for_the_key_to_read(text: str, parts: tuple
 def test_string_escapes() -> None:
     v = value_of(r'"a\"b\\c\nd\te\u{1F680}"')
     assert isinstance(v, ast.String)
-    assert v.value == 'a"b\\c\nd\te\U0001F680'
+    assert v.value == 'a"b\\c\nd\te\U0001f680'
 
 
 def test_lists_calls_and_combinations() -> None:
@@ -126,15 +126,24 @@ def where(text: str) -> tuple[str, int, int, str, str | None]:
 @pytest.mark.parametrize(
     ("text", "code", "line", "col", "message"),
     [
-        ("deployment d {\n  accelerator b200\n}", "SPK001", 2, 15,
-         'expected "=" or "{" after "accelerator", found "b200"'),
-        ("deployment d {\n  accelerator }", "SPK001", 2, 15,
-         'expected "=" or "{" after "accelerator", found "}"'),
+        (
+            "deployment d {\n  accelerator b200\n}",
+            "SPK001",
+            2,
+            15,
+            'expected "=" or "{" after "accelerator", found "b200"',
+        ),
+        ("deployment d {\n  accelerator }", "SPK001", 2, 15, 'expected "=" or "{" after "accelerator", found "}"'),
         ("deployment d {\n  x = }", "SPK001", 2, 7, 'expected a value after "=", found "}"'),
         ("deployment {", "SPK001", 1, 12, 'expected a name after "deployment", found "{"'),
         ('deployment d {\n  ns = "abc\n}', "SPK002", 2, 8, "unterminated string"),
-        ("deployment d {\n  serve {\n    port = 1\n\n  target shell {}\n}", "SPK003", 2, 9,
-         "unclosed `{`: the file ends before this block is closed"),
+        (
+            "deployment d {\n  serve {\n    port = 1\n\n  target shell {}\n}",
+            "SPK003",
+            2,
+            9,
+            "unclosed `{`: the file ends before this block is closed",
+        ),
         ("deployment d { }\n}", "SPK003", 2, 1, "unmatched `}`"),
         ("deployment d { x = 1 @ }", "SPK004", 1, 22, "unexpected character `@`"),
         ('deployment d { x = "\\q" }', "SPK005", 1, 21, "invalid escape `\\q` in string"),

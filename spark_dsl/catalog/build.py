@@ -59,9 +59,7 @@ def _check_references(data: dict[str, Any]) -> None:
     for model_id, model in data["models"].items():
         for ckpt in data["workload_policy"]:
             if ckpt not in model["checkpoints"]:
-                problems.append(
-                    f"recipe.yaml: workload_policy.{ckpt}: no such checkpoint in models.{model_id}"
-                )
+                problems.append(f"recipe.yaml: workload_policy.{ckpt}: no such checkpoint in models.{model_id}")
     if problems:
         raise CatalogError("\n".join(problems))
 

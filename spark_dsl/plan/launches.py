@@ -18,21 +18,60 @@ KV_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
 
 # Flags and variables the compiler manages; `serve.extra_args` and `serve.env` may not set them.
 MANAGED_FLAGS = (
-    "--model", "--served-model-name", "--host", "--port", "--tensor-parallel-size", "-tp",
-    "--enable-expert-parallel", "--no-enable-expert-parallel", "--disable-expert-parallel", "-ep",
-    "--data-parallel-size", "-dp", "--data-parallel-size-local", "-dpl", "--data-parallel-address", "-dpa",
-    "--data-parallel-rpc-port", "-dpp", "--data-parallel-start-rank", "-dpr", "--headless",
-    "--api-server-count", "-asc", "--quantization", "-q", "--max-model-len", "--max-num-seqs",
-    "--kv-cache-dtype", "--gpu-memory-utilization", "--enable-prefix-caching",
-    "--no-enable-prefix-caching", "--disable-prefix-caching", "--enable-chunked-prefill",
-    "--no-enable-chunked-prefill", "--disable-chunked-prefill", "--attention-backend",
-    "--language-model-only", "--no-language-model-only", "--limit-mm-per-prompt",
-    "--speculative-config", "--kv-transfer-config", "--api-key", "--config",
+    "--model",
+    "--served-model-name",
+    "--host",
+    "--port",
+    "--tensor-parallel-size",
+    "-tp",
+    "--enable-expert-parallel",
+    "--no-enable-expert-parallel",
+    "--disable-expert-parallel",
+    "-ep",
+    "--data-parallel-size",
+    "-dp",
+    "--data-parallel-size-local",
+    "-dpl",
+    "--data-parallel-address",
+    "-dpa",
+    "--data-parallel-rpc-port",
+    "-dpp",
+    "--data-parallel-start-rank",
+    "-dpr",
+    "--headless",
+    "--api-server-count",
+    "-asc",
+    "--quantization",
+    "-q",
+    "--max-model-len",
+    "--max-num-seqs",
+    "--kv-cache-dtype",
+    "--gpu-memory-utilization",
+    "--enable-prefix-caching",
+    "--no-enable-prefix-caching",
+    "--disable-prefix-caching",
+    "--enable-chunked-prefill",
+    "--no-enable-chunked-prefill",
+    "--disable-chunked-prefill",
+    "--attention-backend",
+    "--language-model-only",
+    "--no-language-model-only",
+    "--limit-mm-per-prompt",
+    "--speculative-config",
+    "--kv-transfer-config",
+    "--api-key",
+    "--config",
 )
 MANAGED_ENV = (
-    "VLLM_USE_RUST_FRONTEND", "VLLM_USE_V2_MODEL_RUNNER", "VLLM_ROCM_USE_AITER",
-    "VLLM_ROCM_MUSE_MOE_ONLINE_QUANT", "VLLM_NIXL_SIDE_CHANNEL_HOST", "VLLM_NIXL_SIDE_CHANNEL_PORT",
-    "VLLM_API_KEY", "HF_TOKEN", "VLLM_ATTENTION_BACKEND",
+    "VLLM_USE_RUST_FRONTEND",
+    "VLLM_USE_V2_MODEL_RUNNER",
+    "VLLM_ROCM_USE_AITER",
+    "VLLM_ROCM_MUSE_MOE_ONLINE_QUANT",
+    "VLLM_NIXL_SIDE_CHANNEL_HOST",
+    "VLLM_NIXL_SIDE_CHANNEL_PORT",
+    "VLLM_API_KEY",
+    "HF_TOKEN",
+    "VLLM_ATTENTION_BACKEND",
 )
 
 
@@ -51,8 +90,10 @@ def model_id(plan: Plan) -> str:
 
 def api_port(plan: Plan) -> int:
     serve = plan.deployment.body.block("serve")
-    return int(serve.value("port", None) or catalog.load().recipe["ports"]["api"]) if serve else int(
-        catalog.load().recipe["ports"]["api"]
+    return (
+        int(serve.value("port", None) or catalog.load().recipe["ports"]["api"])
+        if serve
+        else int(catalog.load().recipe["ports"]["api"])
     )
 
 
@@ -139,10 +180,14 @@ class LaunchBuilder:
             return ["--data-parallel-size", str(pool.dp)]
         local = max(pool.dp // pool.nodes, 1)
         out = [
-            "--data-parallel-size", str(pool.dp),
-            "--data-parallel-size-local", str(local),
-            "--data-parallel-address", POOL_ADDRESS[pool.role],
-            "--data-parallel-rpc-port", str(self.ports["data_parallel_rpc"]),
+            "--data-parallel-size",
+            str(pool.dp),
+            "--data-parallel-size-local",
+            str(local),
+            "--data-parallel-address",
+            POOL_ADDRESS[pool.role],
+            "--data-parallel-rpc-port",
+            str(self.ports["data_parallel_rpc"]),
         ]
         if headless:
             out += ["--headless", "--data-parallel-start-rank", str(offset * local)]
@@ -209,10 +254,14 @@ class LaunchBuilder:
         argv = (
             "vllm-router",
             "--vllm-pd-disaggregation",
-            "--prefill", f"http://{POOL_ADDRESS['prefill']}:{self._pool_port(prefill)}",
-            "--decode", f"http://{POOL_ADDRESS['decode']}:{self._pool_port(decode)}",
-            "--host", "0.0.0.0",
-            "--port", str(api_port(self.plan)),
+            "--prefill",
+            f"http://{POOL_ADDRESS['prefill']}:{self._pool_port(prefill)}",
+            "--decode",
+            f"http://{POOL_ADDRESS['decode']}:{self._pool_port(decode)}",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(api_port(self.plan)),
         )
         return Launch(role="router", node_rank=0, argv=argv, env=(), port=api_port(self.plan))
 

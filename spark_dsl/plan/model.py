@@ -131,8 +131,7 @@ class Launch:
             "argv": list(self.argv),
             "env": dict(self.env),
             "secret_env": {
-                name: {ref.kind: ref.name, **({"key": ref.key} if ref.key else {})}
-                for name, ref in self.secrets
+                name: {ref.kind: ref.name, **({"key": ref.key} if ref.key else {})} for name, ref in self.secrets
             },
         }
 

@@ -54,7 +54,11 @@ def workload_choice(
     cat = catalog.load()
     if long_context:
         shown = format_count(max_model_len) if max_model_len else "long"
-        return Parallel(has_tp=True), Speculative("none"), f"workload policy: max_model_len {shown} -> long-context configuration"
+        return (
+            Parallel(has_tp=True),
+            Speculative("none"),
+            f"workload policy: max_model_len {shown} -> long-context configuration",
+        )
     if concurrency is not None:
         band, why = band_of(concurrency), f"concurrency {concurrency}"
     elif goal is not None:
@@ -211,7 +215,9 @@ class PlanBuilder:
         plan.settings.setdefault("nodes", Resolved(rank, "sum of the disaggregation pools"))
 
 
-def _pool(role: str, nodes: int, first_rank: int, parallel: Resolved, gpus: int, nodes_setting: Resolved | None) -> Pool:
+def _pool(
+    role: str, nodes: int, first_rank: int, parallel: Resolved, gpus: int, nodes_setting: Resolved | None
+) -> Pool:
     value: Parallel = parallel.value
     tp = value.tp if value.tp is not None else (gpus if value.has_tp else 1)
     return Pool(role, nodes, first_rank, tp, value.ep, value.dp, parallel, nodes_setting)

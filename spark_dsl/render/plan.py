@@ -11,9 +11,26 @@ from spark_dsl.units import format_count
 from spark_dsl.values import Parallel, SecretRef, Speculative
 
 SETTING_ORDER = (
-    "model", "accelerator", "gpus", "nodes", "checkpoint", "parallel", "speculative", "attention",
-    "frontend", "max_model_len", "max_num_seqs", "kv_cache_dtype", "modalities", "prefix_caching",
-    "chunked_prefill", "model_runner", "gpu_memory_utilization", "allow_unvalidated", "concurrency", "goal",
+    "model",
+    "accelerator",
+    "gpus",
+    "nodes",
+    "checkpoint",
+    "parallel",
+    "speculative",
+    "attention",
+    "frontend",
+    "max_model_len",
+    "max_num_seqs",
+    "kv_cache_dtype",
+    "modalities",
+    "prefix_caching",
+    "chunked_prefill",
+    "model_runner",
+    "gpu_memory_utilization",
+    "allow_unvalidated",
+    "concurrency",
+    "goal",
 )
 CAPACITY_CAVEAT = (
     "estimate ignores activation memory and CUDA graphs; a replica is one tensor-parallel group and "
@@ -81,7 +98,7 @@ def _where(r: Resolved, plan: Plan) -> str:
         return r.origin
     src = plan.deployment.source
     if r.location.file == src.name:
-        line, col = src.index.position(r.location.span.start)
+        line, _ = src.index.position(r.location.span.start)
         return f"{r.origin} (line {line})"
     return f"{r.origin} ({r.location.file})"
 

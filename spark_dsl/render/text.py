@@ -29,8 +29,12 @@ class _Paint:
 
 
 def _snippet(
-    location: Location, label: str | None, sources: dict[str, SourceFile], paint: _Paint,
-    style: object, width: int,
+    location: Location,
+    label: str | None,
+    sources: dict[str, SourceFile],
+    paint: _Paint,
+    style: object,
+    width: int,
 ) -> list[str]:
     source = sources.get(location.file)
     pos = position(location, sources)
@@ -56,9 +60,7 @@ def _snippet(
 def render_one(d: Diagnostic, sources: dict[str, SourceFile], colour: bool = False) -> str:
     paint = _Paint(colour)
     locations = [d.location] + [n.location for n in d.notes]
-    width = max(
-        (len(str(position(loc, sources).line)) for loc in locations if loc is not None), default=1
-    )
+    width = max((len(str(position(loc, sources).line)) for loc in locations if loc is not None), default=1)
     head = paint(d.severity, f"{d.severity.value}[{d.code}]") + paint("bold", f": {d.message}")
     out = [head]
     pad = " " * width
@@ -94,7 +96,6 @@ def summary(files: int, diagnostics: list[Diagnostic]) -> str:
     return f"checked {files} {noun}: {', '.join(parts)}\n"
 
 
-def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files: int,
-           colour: bool = False) -> str:
+def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files: int, colour: bool = False) -> str:
     body = "\n".join(render_one(d, sources, colour) for d in diagnostics)
     return body + ("\n" if body else "") + summary(files, diagnostics)

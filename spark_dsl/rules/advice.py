@@ -28,10 +28,11 @@ def _conc_note(plan: Plan) -> tuple[str, Resolved]:
 
 
 @rule(
-    "SPK401", "warning", "BF16 under expert parallelism on AMD",
+    "SPK401",
+    "warning",
+    "BF16 under expert parallelism on AMD",
     checks="AMD, `checkpoint = bf16`, a workload concurrency set, and expert parallelism chosen explicitly.",
-    basis="The recipe keeps BF16 on plain tensor parallelism: its Triton experts are slower under "
-    "expert parallelism.",
+    basis="The recipe keeps BF16 on plain tensor parallelism: its Triton experts are slower under expert parallelism.",
     failing="accelerator = mi355x\ncheckpoint  = bf16\nparallel    = tp + ep\nworkload { concurrency = 48 }",
     fixed="accelerator = mi355x\ncheckpoint  = bf16\nparallel    = tp\nworkload { concurrency = 48 }",
 )
@@ -39,13 +40,19 @@ def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
     par = plan.settings["parallel"]
     if _workload(plan) is not None and plan.value("checkpoint") == "bf16" and _ep_on(plan) and par.explicit:
         yield Finding(
-            "checkpoint `bf16` on AMD stays on plain tensor parallelism: its Triton experts are slower under expert parallelism",
-            par, "use `parallel = tp`", replace_with="tp", notes=(_conc_note(plan),),
+            "checkpoint `bf16` on AMD stays on plain tensor parallelism: "
+            "its Triton experts are slower under expert parallelism",
+            par,
+            "use `parallel = tp`",
+            replace_with="tp",
+            notes=(_conc_note(plan),),
         )
 
 
 @rule(
-    "SPK402", "warning", "plain TP at throughput concurrency with MXFP4 on AMD",
+    "SPK402",
+    "warning",
+    "plain TP at throughput concurrency with MXFP4 on AMD",
     checks="AMD, MXFP4 (or load-time BF16-to-MXFP4), concurrency of 32 or more, and plain tensor "
     "parallelism chosen explicitly.",
     basis="The recipe names tensor plus expert parallelism the throughput choice for MXFP4 from about "
@@ -55,16 +62,26 @@ def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
 )
 def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
     c, par = _workload(plan), plan.settings["parallel"]
-    if c is not None and c >= plan.threshold("ep_from_concurrency") and plan.value("checkpoint") in MXFP4_LIKE \
-            and not _ep_on(plan) and par.explicit:
+    if (
+        c is not None
+        and c >= plan.threshold("ep_from_concurrency")
+        and plan.value("checkpoint") in MXFP4_LIKE
+        and not _ep_on(plan)
+        and par.explicit
+    ):
         yield Finding(
             f"at {c} concurrent requests, TP+EP is the recipe's throughput choice for MXFP4",
-            par, "use `parallel = tp + ep`", replace_with="tp + ep", notes=(_conc_note(plan),),
+            par,
+            "use `parallel = tp + ep`",
+            replace_with="tp + ep",
+            notes=(_conc_note(plan),),
         )
 
 
 @rule(
-    "SPK403", "warning", "expert parallelism for a handful of requests on AMD",
+    "SPK403",
+    "warning",
+    "expert parallelism for a handful of requests on AMD",
     checks="AMD, concurrency below 32, and expert parallelism chosen explicitly.",
     basis="The recipe recommends plain tensor parallelism for latency-bound AMD serving with only a "
     "handful of concurrent requests.",
@@ -76,12 +93,17 @@ def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
     if c is not None and c < plan.threshold("ep_from_concurrency") and _ep_on(plan) and par.explicit:
         yield Finding(
             f"at {c} concurrent requests, plain tensor parallelism is the recipe's latency choice",
-            par, "use `parallel = tp`", replace_with="tp", notes=(_conc_note(plan),),
+            par,
+            "use `parallel = tp`",
+            replace_with="tp",
+            notes=(_conc_note(plan),),
         )
 
 
 @rule(
-    "SPK404", "warning", "DSpark beyond about 64 concurrent requests on AMD",
+    "SPK404",
+    "warning",
+    "DSpark beyond about 64 concurrent requests on AMD",
     checks="AMD, DSpark chosen explicitly, concurrency above 64.",
     basis="The recipe points operators back to running without the draft model beyond about 64 "
     "concurrent requests (MXFP4: expert parallelism without the draft; BF16: plain TP without it).",
@@ -90,18 +112,27 @@ def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
 )
 def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
     c, spec = _workload(plan), plan.settings["speculative"]
-    if c is not None and c > plan.threshold("dspark_until_concurrency") and spec.value.mode == "dspark" \
-            and spec.explicit:
+    if (
+        c is not None
+        and c > plan.threshold("dspark_until_concurrency")
+        and spec.value.mode == "dspark"
+        and spec.explicit
+    ):
         after = "plain TP" if plan.value("checkpoint") == "bf16" else "TP+EP"
         yield Finding(
             f"beyond about {plan.threshold('dspark_until_concurrency')} concurrent requests the recipe drops "
             f"the draft model ({after} without DSpark)",
-            spec, "use `speculative = none`", replace_with="none", notes=(_conc_note(plan),),
+            spec,
+            "use `speculative = none`",
+            replace_with="none",
+            notes=(_conc_note(plan),),
         )
 
 
 @rule(
-    "SPK405", "warning", "DSpark at mid concurrency without expert parallelism on AMD",
+    "SPK405",
+    "warning",
+    "DSpark at mid concurrency without expert parallelism on AMD",
     checks="AMD, MXFP4 (or BF16-to-MXFP4), DSpark on, concurrency from 32 to 64, no expert "
     "parallelism, with DSpark or the parallelism chosen explicitly.",
     basis="The recipe says DSpark can stay ahead through about 64 concurrent requests only when paired "
@@ -120,13 +151,17 @@ def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
         at = par if par.explicit else spec
         yield Finding(
             f"at {c} concurrent requests DSpark stays ahead only with expert parallelism",
-            at, "use `parallel = tp + ep`", replace_with="tp + ep" if at is par else None,
+            at,
+            "use `parallel = tp + ep`",
+            replace_with="tp + ep" if at is par else None,
             notes=(_conc_note(plan),),
         )
 
 
 @rule(
-    "SPK406", "warning", "Rust frontend on the AMD path",
+    "SPK406",
+    "warning",
+    "Rust frontend on the AMD path",
     checks="`frontend = rust` set on an AMD accelerator, workload or not.",
     basis="The Rust frontend is part of the NVIDIA path's validated command; the recipe treats it as an "
     "optimization, not a requirement, and says to switch to Python if a feature is unsupported.",
@@ -138,5 +173,7 @@ def amd_rust_frontend(plan: Plan) -> Iterator[Finding]:
     if plan.path == "amd" and fe is not None and fe.value == "rust" and fe.explicit:
         yield Finding(
             "the Rust frontend is validated on the NVIDIA path only; on AMD it is an untested optimization",
-            fe, "use `frontend = python` if a feature is unsupported", replace_with="python",
+            fe,
+            "use `frontend = python` if a feature is unsupported",
+            replace_with="python",
         )

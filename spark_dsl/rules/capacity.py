@@ -23,7 +23,9 @@ def _weights_note(plan: Plan, est: CapacityEstimate) -> tuple[str, None]:
 
 
 @rule(
-    "SPK301", "error", "weights exceed one replica's memory",
+    "SPK301",
+    "error",
+    "weights exceed one replica's memory",
     checks="The chosen checkpoint's weights exceed the memory of one model replica: GPUs per replica x "
     "per-GPU memory x gpu_memory_utilization. A replica is one tensor-parallel group.",
     basis="The recipe sizes the checkpoints before KV cache: BF16 about 1.64 TB, Quark MXFP4 about "
@@ -45,7 +47,9 @@ def weights_fit(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK302", "warning", "little memory left for KV cache",
+    "SPK302",
+    "warning",
+    "little memory left for KV cache",
     checks="After the weights and the draft model, less than 10% of a replica's memory is left for KV "
     "cache and activations.",
     basis="The recipe says capacity planning starts from the checkpoint; a replica this full serves "
@@ -71,7 +75,9 @@ def headroom(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK303", "error", "one full-length sequence does not fit",
+    "SPK303",
+    "error",
+    "one full-length sequence does not fit",
     checks="The KV cache of one sequence of `max_model_len` tokens does not fit in what is left after "
     "weights and draft model. KV bytes per token: 16 full-attention layers x 2 x 16 KV heads x 64 x "
     "dtype bytes, plus the 46 sliding-window layers for at most 2,048 tokens.",
@@ -95,7 +101,9 @@ def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK304", "warning", "the requested sequences do not fit at full length",
+    "SPK304",
+    "warning",
+    "the requested sequences do not fit at full length",
     checks="Only when `max_num_seqs` or `workload.concurrency` is set: max(max_num_seqs, "
     "ceil(concurrency / data-parallel replicas)) sequences of full length do not fit in one "
     "replica's KV cache. The message says how many do.",

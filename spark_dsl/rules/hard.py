@@ -35,7 +35,9 @@ def _downgrade(plan: Plan) -> Severity | None:
 
 
 @rule(
-    "SPK201", "error", "accelerator outside the recipe's validated set",
+    "SPK201",
+    "error",
+    "accelerator outside the recipe's validated set",
     checks="The accelerator is one the catalog knows (H100, H200, MI300X, MI325X) but the recipe does "
     "not validate. With `allow_unvalidated = true` this is a warning.",
     basis="The recipe validates Muse Spark Open on NVIDIA Blackwell (B200, B300, GB200, GB300) and "
@@ -55,13 +57,14 @@ def accelerator_validated(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK202", "error", "checkpoint not validated on this vendor",
+    "SPK202",
+    "error",
+    "checkpoint not validated on this vendor",
     checks="The checkpoint is not one the recipe validates on the accelerator's vendor: NVIDIA "
     "validates NVFP4; AMD validates Quark MXFP4, load-time BF16-to-MXFP4 and BF16. "
     "`allow_unvalidated = true` makes it a warning, except NVFP4 on an accelerator without FP4 "
     "support (anything before Blackwell), which cannot run at all.",
-    basis="NVFP4 is the recipe's Blackwell path; the AMD commands list MXFP4, load-time conversion "
-    "and BF16 serving.",
+    basis="NVFP4 is the recipe's Blackwell path; the AMD commands list MXFP4, load-time conversion and BF16 serving.",
     failing="accelerator = mi355x\ncheckpoint  = nvfp4",
     fixed="accelerator = mi355x\ncheckpoint  = mxfp4",
 )
@@ -74,8 +77,9 @@ def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
         yield Finding(
             f"checkpoint `nvfp4` cannot run on `{plan.accelerator.id}`: it has no FP4 support",
             ckpt,
-            f"use `checkpoint = {valid[0]}`" if plan.accelerator.vendor == "amd" else
-            "use a Blackwell accelerator for NVFP4, or another checkpoint",
+            f"use `checkpoint = {valid[0]}`"
+            if plan.accelerator.vendor == "amd"
+            else "use a Blackwell accelerator for NVFP4, or another checkpoint",
             label="needs Blackwell FP4",
             replace_with=valid[0] if plan.accelerator.vendor == "amd" else None,
         )
@@ -96,7 +100,9 @@ def _pool_label(pool: Pool) -> str:
 
 
 @rule(
-    "SPK203", "error", "tensor-parallel size differs from the GPUs per node",
+    "SPK203",
+    "error",
+    "tensor-parallel size differs from the GPUs per node",
     checks="The tensor-parallel size must equal the GPUs used on each node (`gpus`, which defaults to "
     "the accelerator's GPUs per node), for each disaggregation pool too.",
     basis="The recipe sets TP to the GPU count: a smaller TP replicates the dense components on every "
@@ -118,7 +124,9 @@ def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK204", "error", "data parallelism on the AMD path",
+    "SPK204",
+    "error",
+    "data parallelism on the AMD path",
     checks="`dp(N)` on MI350X/MI355X (or another AMD accelerator).",
     basis="The recipe's AMD path supports TP and TP+EP, not its data-parallel configuration.",
     failing="accelerator = mi355x\nparallel    = dp(2) + tp",
@@ -149,7 +157,9 @@ def _block_resolved(plan: Plan, kind: str) -> Resolved | None:
 
 
 @rule(
-    "SPK205", "error", "prefill/decode disaggregation on the AMD path",
+    "SPK205",
+    "error",
+    "prefill/decode disaggregation on the AMD path",
     checks="A `disaggregation` block on an AMD accelerator.",
     basis="The recipe's AMD path does not support prefill/decode disaggregation; teams that need it "
     "should use the NVIDIA path.",
@@ -167,7 +177,9 @@ def amd_no_disaggregation(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK206", "error", "multimodal input on the AMD path",
+    "SPK206",
+    "error",
+    "multimodal input on the AMD path",
     checks="Any modality other than `text` on an AMD accelerator.",
     basis="The AMD commands are text-only: they do not provide the model's image, audio and video path.",
     failing="accelerator = mi355x\nmodalities  = [text, image]",
@@ -195,7 +207,9 @@ def _amd_switch_rule(code: str, key: str, bad: str, good: str, title: str, basis
             yield Finding(message, s, f"use `{key} = {good}`", replace_with=good)
 
     rule(
-        code, "error", title,
+        code,
+        "error",
+        title,
         checks=f"`{key} = {bad}` on an AMD accelerator.",
         basis=basis,
         failing=f"accelerator = mi355x\n{key} = {bad}",
@@ -203,19 +217,39 @@ def _amd_switch_rule(code: str, key: str, bad: str, good: str, title: str, basis
     )(check)
 
 
-_amd_switch_rule("SPK207", "prefix_caching", "true", "false", "prefix caching on the AMD path",
-                 "The recipe's AMD commands disable prefix caching.",
-                 "the AMD path runs with prefix caching off")
-_amd_switch_rule("SPK208", "chunked_prefill", "false", "true", "chunked prefill off on the AMD path",
-                 "The recipe's AMD commands enable chunked prefill.",
-                 "the AMD path runs with chunked prefill on")
-_amd_switch_rule("SPK209", "model_runner", "v1", "v2", "V1 model runner on the AMD path",
-                 "The recipe's AMD commands use the V2 model runner.",
-                 "the AMD path runs the V2 model runner")
+_amd_switch_rule(
+    "SPK207",
+    "prefix_caching",
+    "true",
+    "false",
+    "prefix caching on the AMD path",
+    "The recipe's AMD commands disable prefix caching.",
+    "the AMD path runs with prefix caching off",
+)
+_amd_switch_rule(
+    "SPK208",
+    "chunked_prefill",
+    "false",
+    "true",
+    "chunked prefill off on the AMD path",
+    "The recipe's AMD commands enable chunked prefill.",
+    "the AMD path runs with chunked prefill on",
+)
+_amd_switch_rule(
+    "SPK209",
+    "model_runner",
+    "v1",
+    "v2",
+    "V1 model runner on the AMD path",
+    "The recipe's AMD commands use the V2 model runner.",
+    "the AMD path runs the V2 model runner",
+)
 
 
 @rule(
-    "SPK210", "error", "adaptive DSpark without Triton attention on AMD",
+    "SPK210",
+    "error",
+    "adaptive DSpark without Triton attention on AMD",
     checks="On the AMD path, `speculative = dspark(adaptive)` with an explicit attention backend other "
     "than `triton` (`auto` included, since vLLM would pick AITER).",
     basis="Adaptive DSpark needs Triton attention: AITER's attention backend cannot run the "
@@ -239,7 +273,9 @@ def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK211", "error", "long context on AMD needs the MXFP4 checkpoint",
+    "SPK211",
+    "error",
+    "long context on AMD needs the MXFP4 checkpoint",
     checks="On the AMD path, `max_model_len` above 32,768 with a checkpoint other than `mxfp4`.",
     basis="The recipe's one-million-token configuration on AMD is validated with Quark MXFP4 only.",
     failing="accelerator   = mi355x\ncheckpoint    = bf16\nmax_model_len = 1M",
@@ -259,7 +295,9 @@ def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK212", "error", "long context on AMD is validated with plain tensor parallelism",
+    "SPK212",
+    "error",
+    "long context on AMD is validated with plain tensor parallelism",
     checks="On the AMD path, `max_model_len` above 32,768 with expert parallelism on.",
     basis="The recipe's long-context configuration uses plain tensor parallelism.",
     failing="accelerator   = mi355x\nparallel      = tp + ep\nmax_model_len = 1M",
@@ -281,7 +319,9 @@ def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK213", "error", "long context on AMD allows at most 8 sequences",
+    "SPK213",
+    "error",
+    "long context on AMD allows at most 8 sequences",
     checks="On the AMD path, `max_model_len` above 32,768 with `max_num_seqs` unset or above 8.",
     basis="The recipe's long-context configuration runs no more than eight sequences.",
     failing="accelerator   = mi355x\nmax_model_len = 1M",
@@ -310,7 +350,9 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK214", "error", "long context on AMD uses the default or FP8 KV cache",
+    "SPK214",
+    "error",
+    "long context on AMD uses the default or FP8 KV cache",
     checks="On the AMD path, `max_model_len` above 32,768 with `kv_cache_dtype` other than `auto`, "
     "`fp8` or `fp8_e4m3` (vLLM's `fp8` is E4M3).",
     basis="The recipe's long-context configuration runs with either the default or the FP8 KV cache.",
@@ -331,7 +373,9 @@ def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK215", "error", "max_model_len above the model's context",
+    "SPK215",
+    "error",
+    "max_model_len above the model's context",
     checks="`max_model_len` larger than the model's native context (1,048,576 tokens for Muse Spark Open).",
     basis="The model supports a one-million-token context; vLLM refuses a longer limit.",
     failing="max_model_len = 2M",
@@ -359,7 +403,9 @@ def _nodes_resolved(plan: Plan) -> Resolved:
 
 
 @rule(
-    "SPK216", "error", "more than one node on the AMD path",
+    "SPK216",
+    "error",
+    "more than one node on the AMD path",
     checks="An AMD deployment on more than one node.",
     basis="The recipe's AMD path is validated on one eight-GPU node: no data parallelism, no "
     "prefill/decode disaggregation.",
@@ -376,7 +422,9 @@ def amd_one_node(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK217", "error", "GPU arithmetic does not add up",
+    "SPK217",
+    "error",
+    "GPU arithmetic does not add up",
     checks="Data parallel x tensor parallel must equal nodes x GPUs per node (per pool under "
     "disaggregation), and a top-level `nodes` must equal the sum of the pools' nodes. Not reported "
     "beside SPK204, SPK205, SPK216 or SPK218, which already explain the node count.",
@@ -404,13 +452,16 @@ def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
                 f"dp x tp = {pool.dp_size} x {pool.tp} = {ranks} ranks{_pool_label(pool)}, "
                 f"but {pool.nodes} node{'s' if pool.nodes != 1 else ''} x {gpus} GPUs = {available}",
                 pool.parallel,
-                f"use `dp({available // pool.tp})`" if pool.tp and available % pool.tp == 0 and available // pool.tp > 1
+                f"use `dp({available // pool.tp})`"
+                if pool.tp and available % pool.tp == 0 and available // pool.tp > 1
                 else "make dp x tp equal nodes x GPUs per node",
             )
 
 
 @rule(
-    "SPK218", "error", "extra nodes on the NVIDIA path without replicas",
+    "SPK218",
+    "error",
+    "extra nodes on the NVIDIA path without replicas",
     checks="An NVIDIA deployment on several nodes without `dp(N)` or disaggregation.",
     basis="Tensor parallelism stays within a node (SPK203), so extra nodes need data-parallel "
     "replicas or prefill/decode pools.",
@@ -430,7 +481,9 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK219", "error", "tensor-parallel size does not divide the KV heads",
+    "SPK219",
+    "error",
+    "tensor-parallel size does not divide the KV heads",
     checks="The tensor-parallel size must divide the model's 16 KV heads.",
     basis="Catalog fact, not a recipe sentence: Muse Spark Open has 16 KV heads (grouped-query "
     "attention), and vLLM splits attention heads evenly across TP ranks.",
@@ -450,7 +503,9 @@ def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK220", "error", "expert-parallel size does not divide the experts",
+    "SPK220",
+    "error",
+    "expert-parallel size does not divide the experts",
     checks="With expert parallelism, the expert-parallel size (TP x DP of the replica group) must "
     "divide the model's 256 routed experts.",
     basis="Catalog fact: vLLM splits the 256 routed experts of each layer evenly across EP ranks.",
@@ -471,7 +526,9 @@ def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK221", "error", "DSpark needs the V2 model runner",
+    "SPK221",
+    "error",
+    "DSpark needs the V2 model runner",
     checks="`speculative = dspark` (on any path) with `model_runner = v1`.",
     basis="vLLM fact: vLLM 0.33 runs DSpark only on the V2 model runner; the V1 runner rejects it.",
     failing="speculative  = dspark\nmodel_runner = v1",
@@ -490,10 +547,11 @@ def dspark_v2(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK222", "error", "attention backend of the other vendor",
+    "SPK222",
+    "error",
+    "attention backend of the other vendor",
     checks="`attention = aiter` on the NVIDIA path, or `attention = flashinfer` on the AMD path.",
-    basis="vLLM fact: AITER is ROCm's kernel library and FlashInfer is CUDA-only; each backend exists "
-    "on one vendor.",
+    basis="vLLM fact: AITER is ROCm's kernel library and FlashInfer is CUDA-only; each backend exists on one vendor.",
     failing="accelerator = b200\nattention   = aiter",
     fixed="accelerator = b200\nattention   = auto",
 )

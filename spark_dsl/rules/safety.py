@@ -28,7 +28,9 @@ def _flag_name(token: str) -> str:
 
 
 @rule(
-    "SPK902", "error", "extra_args sets a flag the compiler manages",
+    "SPK902",
+    "error",
+    "extra_args sets a flag the compiler manages",
     checks="A flag in `serve.extra_args` that the compiler already decides (tensor parallelism, "
     "context length, speculative decoding, ports, ...). The compiler's value and yours would both "
     "reach vLLM, and the last one would silently win.",
@@ -52,7 +54,9 @@ def managed_flags(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK903", "warning", "extra_args flag unknown to the pinned vLLM",
+    "SPK903",
+    "warning",
+    "extra_args flag unknown to the pinned vLLM",
     checks="A flag in `serve.extra_args` that vLLM's serve parser of the pinned release does not "
     "know, misspells, abbreviates, or gives a value it would reject.",
     basis="The flag table in spark_dsl/data/vllm_flags.json was read from vLLM's own parser; vLLM "
@@ -75,7 +79,9 @@ def unknown_flags(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK904", "error", "serve.env sets a variable the compiler manages",
+    "SPK904",
+    "error",
+    "serve.env sets a variable the compiler manages",
     checks="A variable in `serve { env { ... } }` that the compiler sets itself "
     "(`VLLM_USE_RUST_FRONTEND`, `VLLM_USE_V2_MODEL_RUNNER`, `VLLM_API_KEY`, `HF_TOKEN`, ...).",
     basis="Those variables follow checked settings (`frontend`, `model_runner`, `serve.api_key`, "

@@ -9,7 +9,9 @@ from spark_dsl.rules.registry import Finding, rule
 
 
 @rule(
-    "SPK118", "error", "checkpoint required outside the recipe",
+    "SPK118",
+    "error",
+    "checkpoint required outside the recipe",
     checks="An accelerator outside the recipe (H100, H200, MI300X, MI325X) gets no default checkpoint: "
     "the deployment must choose one. The help lists the checkpoints whose weights fit one node.",
     basis="The recipe's defaults are validated only on its own accelerators; guessing weights for an "
@@ -22,10 +24,7 @@ def checkpoint_required(plan: Plan) -> Iterator[Finding]:
         return
     acc = plan.accelerator
     budget = acc.memory_gb * plan.value("gpus") * plan.threshold("gpu_memory_utilization")
-    fits = [
-        c.id for c in plan.model.checkpoints.values()
-        if c.weights_gb < budget and (c.id != "nvfp4" or acc.fp4)
-    ]
+    fits = [c.id for c in plan.model.checkpoints.values() if c.weights_gb < budget and (c.id != "nvfp4" or acc.fp4)]
     listing = ", ".join(f"`{c}`" for c in fits) or "none (the weights need more memory than one node has)"
     yield Finding(
         f"accelerator `{acc.id}` is outside the recipe, so there is no default checkpoint",
@@ -36,7 +35,9 @@ def checkpoint_required(plan: Plan) -> Iterator[Finding]:
 
 
 @rule(
-    "SPK119", "error", "modalities without text",
+    "SPK119",
+    "error",
+    "modalities without text",
     checks="`modalities` must include `text`.",
     basis="Every launch serves the language model; vLLM's switches only turn the other modalities "
     "off (`--language-model-only`, `--limit-mm-per-prompt`).",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from spark_dsl.span import Span
 
@@ -95,7 +94,7 @@ class Combination:
     span: Span
 
 
-Value = Union[Number, Quantity, String, Bool, Symbol, ListValue, Call, Combination]
+Value = Number | Quantity | String | Bool | Symbol | ListValue | Call | Combination
 
 
 # ---- bodies and statements --------------------------------------------------
@@ -149,7 +148,7 @@ class Deployment:
     span: Span
 
 
-Statement = Union[Import, Profile, Deployment]
+Statement = Import | Profile | Deployment
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,7 +74,7 @@ def _tokens_before(text: str, offset: int) -> list[Token]:
             if (tok.start_pos or 0) >= offset:
                 break
             seen.append(tok)
-    except Exception:  # noqa: BLE001 - lexing past the error may fail; what we have is enough
+    except Exception:
         pass
     return seen
 
@@ -101,16 +101,13 @@ def _indent(index: LineIndex, offset: int) -> int:
     return len(text) - len(text.lstrip())
 
 
-def _unclosed_brace(text: str, file: str, open_braces: list[int],
-                    pairs: list[tuple[int, int]]) -> Diagnostic:
+def _unclosed_brace(text: str, file: str, open_braces: list[int], pairs: list[tuple[int, int]]) -> Diagnostic:
     index = LineIndex(text)
     culprit = open_braces[-1]
     # A `}` indented unlike its `{` most likely closes an outer block: the `{` it
     # was matched with is the one the user forgot to close.
     for start, end in sorted(pairs):
-        if index.position(start)[0] != index.position(end)[0] and _indent(index, start) != _indent(
-            index, end
-        ):
+        if index.position(start)[0] != index.position(end)[0] and _indent(index, start) != _indent(index, end):
             culprit = start
             break
     line, _ = index.position(culprit)
