@@ -19,11 +19,7 @@ def _without_spans(node: Any) -> Any:
     if dataclasses.is_dataclass(node) and not isinstance(node, type):
         return {
             "node": type(node).__name__,
-            **{
-                f.name: _without_spans(getattr(node, f.name))
-                for f in dataclasses.fields(node)
-                if f.name != "span"
-            },
+            **{f.name: _without_spans(getattr(node, f.name)) for f in dataclasses.fields(node) if f.name != "span"},
         }
     if isinstance(node, tuple):
         return [_without_spans(item) for item in node]
@@ -63,9 +59,7 @@ def test_formatting_is_idempotent_and_keeps_meaning(path: Path) -> None:
     after = parse(once, path.name).module
     assert before is not None and after is not None
     assert _without_spans(after.statements) == _without_spans(before.statements)
-    assert sorted(c.text.rstrip() for c in after.comments) == sorted(
-        c.text.rstrip() for c in before.comments
-    )
+    assert sorted(c.text.rstrip() for c in after.comments) == sorted(c.text.rstrip() for c in before.comments)
 
 
 @pytest.mark.parametrize("path", SPARK_FILES, ids=lambda p: p.relative_to(REPO).as_posix())
@@ -78,9 +72,7 @@ def test_comments_on_every_line_survive_twice(path: Path) -> None:
     before, after = parse(noisy, "n").module, parse(once, "n").module
     assert before is not None and after is not None
     assert _without_spans(after.statements) == _without_spans(before.statements)
-    assert sorted(c.text.rstrip() for c in after.comments) == sorted(
-        c.text.rstrip() for c in before.comments
-    )
+    assert sorted(c.text.rstrip() for c in after.comments) == sorted(c.text.rstrip() for c in before.comments)
 
 
 # ---- layout -------------------------------------------------------------------
@@ -110,9 +102,7 @@ def test_canonical_layout_indents_aligns_and_spaces() -> None:
 
 def test_a_blank_line_or_a_block_ends_an_alignment_run() -> None:
     source = "profile p {\n  a = 1\n  bbbb = 2\n\n  cc = 3\n  serve {}\n  dddddd = 4\n}\n"
-    assert _fmt(source) == (
-        "profile p {\n  a    = 1\n  bbbb = 2\n\n  cc = 3\n  serve {}\n  dddddd = 4\n}\n"
-    )
+    assert _fmt(source) == ("profile p {\n  a    = 1\n  bbbb = 2\n\n  cc = 3\n  serve {}\n  dddddd = 4\n}\n")
 
 
 def test_comments_stay_where_they_were_written() -> None:
@@ -144,9 +134,7 @@ def test_comments_stay_where_they_were_written() -> None:
 
 def test_a_list_with_comments_breaks_one_item_per_line() -> None:
     source = "profile p {\n  modalities = [text, # the default\n image]\n}\n"
-    assert _fmt(source) == (
-        "profile p {\n  modalities = [\n    text,  # the default\n    image,\n  ]\n}\n"
-    )
+    assert _fmt(source) == ("profile p {\n  modalities = [\n    text,  # the default\n    image,\n  ]\n}\n")
 
 
 def test_a_list_too_long_for_one_line_breaks() -> None:
@@ -163,13 +151,9 @@ def test_a_comment_inside_a_value_moves_above_its_attribute() -> None:
 
 
 def test_labels_and_keys_are_quoted_only_where_the_grammar_needs_it() -> None:
-    source = (
-        'profile p {\n  target "shell" {}\n  target "true" {}\n'
-        '  serve { env { "A" = "x\\ty" } }\n}\n'
-    )
+    source = 'profile p {\n  target "shell" {}\n  target "true" {}\n  serve { env { "A" = "x\\ty" } }\n}\n'
     assert _fmt(source) == (
-        'profile p {\n  target shell {}\n  target "true" {}\n'
-        '  serve {\n    env {\n      "A" = "x\\ty"\n    }\n  }\n}\n'
+        'profile p {\n  target shell {}\n  target "true" {}\n  serve {\n    env {\n      "A" = "x\\ty"\n    }\n  }\n}\n'
     )
 
 

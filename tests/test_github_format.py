@@ -39,9 +39,7 @@ def test_percent_is_escaped_first_so_escapes_are_not_doubled() -> None:
 
 
 def test_annotations_carry_the_position_title_and_full_message(spark: Any, project: Any) -> None:
-    root = project(
-        {"specs/a,b:c.spark": 'profile p {\n  prefix_caching = "50%"\n  checkpont = nvfp4\n}\n'}
-    )
+    root = project({"specs/a,b:c.spark": 'profile p {\n  prefix_caching = "50%"\n  checkpont = nvfp4\n}\n'})
     (root / ".git").mkdir()
     result = spark("check", "--format", "github", "a,b:c.spark", cwd=root / "specs")
     assert result.returncode == 1

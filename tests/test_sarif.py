@@ -17,9 +17,7 @@ from spark_dsl.loader import SourceFile
 from spark_dsl.render.sarif import sarif_log
 from spark_dsl.span import Location, Span
 
-SCHEMA = json.loads(
-    (Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")
-)
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 
 BROKEN = """\
 profile base {
@@ -95,9 +93,7 @@ def test_columns_count_code_points_not_utf16_units(spark: Any, project: Any) -> 
     assert (region["startColumn"], region["endColumn"]) == (29, 34)
 
 
-def test_notes_become_related_locations_and_fixes_become_replacements(
-    spark: Any, repo: Path
-) -> None:
+def test_notes_become_related_locations_and_fixes_become_replacements(spark: Any, repo: Path) -> None:
     log = json.loads(spark("check", "--format", "sarif", "specs", cwd=repo).stdout)
     by_code = {r["ruleId"]: r for r in log["runs"][0]["results"]}
     related = by_code["SPK106"]["relatedLocations"][0]

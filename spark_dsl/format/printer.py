@@ -26,9 +26,7 @@ class Printer:
 
     def print(self) -> str:
         statements = self.module.statements
-        layout = self.pool.distribute(
-            statements, [s.span for s in statements], 0, len(self.text), anchored=False
-        )
+        layout = self.pool.distribute(statements, [s.span for s in statements], 0, len(self.text), anchored=False)
         previous: ast.Statement | None = None
         for slot in layout.slots:
             assert isinstance(slot.item, (ast.Import, ast.Profile, ast.Deployment))
@@ -47,9 +45,7 @@ class Printer:
         if self.lines and self.lines[-1] != "":
             self.lines.append("")
 
-    def _comments(
-        self, comments: list[Leading], indent: int, first: bool, apart: bool = False
-    ) -> bool:
+    def _comments(self, comments: list[Leading], indent: int, first: bool, apart: bool = False) -> bool:
         """Emits own-line comments; returns whether anything was emitted."""
         for index, lead in enumerate(comments):
             at_start = first and index == 0
@@ -58,9 +54,7 @@ class Printer:
             self.lines.append(INDENT * indent + lead.comment.text.rstrip())
         return bool(comments)
 
-    def _lead_in(
-        self, slot: Slot, hoisted: list[Leading], indent: int, first: bool, apart: bool = False
-    ) -> None:
+    def _lead_in(self, slot: Slot, hoisted: list[Leading], indent: int, first: bool, apart: bool = False) -> None:
         """The comments before an item and the blank line the author left before it."""
         had_leading = self._comments(slot.leading, indent, first, apart)
         opens = first and not had_leading
@@ -113,9 +107,7 @@ class Printer:
             header = entry.kind.name
             if entry.label is not None:
                 header += " " + name_or_quoted(entry.label.name)
-            self._lead_in(
-                slot, self._hoisted(entry.span.start, entry.body.span.start), indent, first
-            )
+            self._lead_in(slot, self._hoisted(entry.span.start, entry.body.span.start), indent, first)
             self._body(entry.body, header, indent)
             self.lines[-1] += trailing(slot.trailing)
             return

@@ -72,9 +72,7 @@ class ValuePrinter:
         """
         one_line = inline(value)
         has_comments = self.pool.any_within(value.span)
-        if not isinstance(value, ast.ListValue) or (
-            not has_comments and column + len(one_line) <= WIDTH
-        ):
+        if not isinstance(value, ast.ListValue) or (not has_comments and column + len(one_line) <= WIDTH):
             # Only lists can hold a comment where it was written; elsewhere it moves above.
             hoisted = [Leading(c) for c in self.pool.within(value.span.start, value.span.end)]
             return [one_line], hoisted

@@ -60,9 +60,7 @@ def ignore_edit(text: str, line: int, code: str, positions: TextPositions) -> ty
         return types.TextEdit(range=positions.range(Span(start, end)), new_text=comment)
     indent = current[: len(current) - len(current.lstrip())]
     at = types.Position(line=line, character=0)
-    return types.TextEdit(
-        range=types.Range(start=at, end=at), new_text=f"{indent}# spark: ignore[{code}]\n"
-    )
+    return types.TextEdit(range=types.Range(start=at, end=at), new_text=f"{indent}# spark: ignore[{code}]\n")
 
 
 def ignore_action(
@@ -80,9 +78,7 @@ def ignore_action(
     )
 
 
-def code_actions(
-    params: types.CodeActionParams, text: str, positions: TextPositions
-) -> list[types.CodeAction]:
+def code_actions(params: types.CodeActionParams, text: str, positions: TextPositions) -> list[types.CodeAction]:
     actions: list[types.CodeAction] = []
     only = params.context.only
     quickfix = types.CodeActionKind.QuickFix.value

@@ -49,8 +49,7 @@ _FORMS: dict[Kind, tuple[tuple[str, str], ...]] = {
 _STATEMENTS = (
     (
         "deployment",
-        "deployment ${1:name} {\n\tmodel       = ${2:muse-spark-open}\n"
-        "\taccelerator = ${3:b200}\n}",
+        "deployment ${1:name} {\n\tmodel       = ${2:muse-spark-open}\n\taccelerator = ${3:b200}\n}",
         "deployment NAME { ... }",
     ),
     ("profile", "profile ${1:name} {\n\t$0\n}", "profile NAME { ... }"),
@@ -87,17 +86,11 @@ class Completer:
             label=label,
             kind=kind,
             detail=detail or None,
-            documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc)
-            if doc
-            else None,
+            documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc) if doc else None,
             sort_text=f"{order:04d}",
             filter_text=label,
-            insert_text_format=types.InsertTextFormat.Snippet
-            if use_snippet
-            else types.InsertTextFormat.PlainText,
-            text_edit=types.TextEdit(
-                range=self.positions.range(Span(ctx.start, self.offset)), new_text=new_text
-            ),
+            insert_text_format=types.InsertTextFormat.Snippet if use_snippet else types.InsertTextFormat.PlainText,
+            text_edit=types.TextEdit(range=self.positions.range(Span(ctx.start, self.offset)), new_text=new_text),
         )
 
 
@@ -208,11 +201,7 @@ def _values(completer: Completer, ctx: TypingContext) -> list[types.CompletionIt
                 )
             )
     for order, (form, detail) in enumerate(_FORMS.get(key.kind, ()), start=len(items)):
-        items.append(
-            completer.item(
-                ctx, form, types.CompletionItemKind.Value, text=form, detail=detail, order=order
-            )
-        )
+        items.append(completer.item(ctx, form, types.CompletionItemKind.Value, text=form, detail=detail, order=order))
     return items
 
 
@@ -235,9 +224,7 @@ def _labels(completer: Completer, ctx: TypingContext) -> list[types.CompletionIt
     ]
 
 
-def visible_profiles(
-    text: str, path: Path, root: Path, open_texts: dict[Path, str]
-) -> list[tuple[str, str]]:
+def visible_profiles(text: str, path: Path, root: Path, open_texts: dict[Path, str]) -> list[tuple[str, str]]:
     """(profile, file) pairs visible from a text that may not parse: its own and its imports'."""
     found = [(m["name"], path.name) for m in _PROFILE_LINE.finditer(text)]
     imported = [(path.parent / m["path"]).resolve() for m in _IMPORT_LINE.finditer(text)]
@@ -250,21 +237,15 @@ def visible_profiles(
     return list(dict.fromkeys(found))
 
 
-def _profiles(
-    completer: Completer, ctx: TypingContext, profiles: list[tuple[str, str]]
-) -> list[types.CompletionItem]:
+def _profiles(completer: Completer, ctx: TypingContext, profiles: list[tuple[str, str]]) -> list[types.CompletionItem]:
     return [
-        completer.item(
-            ctx, name, types.CompletionItemKind.Class, detail=f"profile in {file}", order=order
-        )
+        completer.item(ctx, name, types.CompletionItemKind.Class, detail=f"profile in {file}", order=order)
         for order, (name, file) in enumerate(profiles)
     ]
 
 
-def _imports(
-    completer: Completer, ctx: TypingContext, document: Path, root: Path
-) -> list[types.CompletionItem]:
-    items = []
+def _imports(completer: Completer, ctx: TypingContext, document: Path, root: Path) -> list[types.CompletionItem]:
+    items: list[types.CompletionItem] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for filename in sorted(filenames):
@@ -272,9 +253,7 @@ def _imports(
             if path.suffix != ".spark" or path == document:
                 continue
             relative = Path(os.path.relpath(path, document.parent)).as_posix()
-            items.append(
-                completer.item(ctx, relative, types.CompletionItemKind.File, order=len(items))
-            )
+            items.append(completer.item(ctx, relative, types.CompletionItemKind.File, order=len(items)))
             if len(items) >= _MAX_IMPORT_CHOICES:
                 return items
     return items

@@ -61,9 +61,7 @@ def spot_at(module: ast.Module, offset: int) -> Spot | None:
     return None
 
 
-def _in_body(
-    body: ast.Body, offset: int, stmt: ast.Statement, path: tuple[str, ...]
-) -> Spot | None:
+def _in_body(body: ast.Body, offset: int, stmt: ast.Statement, path: tuple[str, ...]) -> Spot | None:
     for entry in body.entries:
         if not _inside(entry.span, offset):
             continue

@@ -13,9 +13,7 @@ from spark_dsl.lsp.documents import Analysis
 from spark_dsl.lsp.positions import TextPositions
 from spark_dsl.syntax import ast
 
-_FILE_START = types.Range(
-    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-)
+_FILE_START = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
 
 
 def find_profile(name: str, analysis: Analysis) -> tuple[SourceFile, ast.Profile] | None:

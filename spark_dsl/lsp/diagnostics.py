@@ -60,9 +60,7 @@ def _fix_data(d: Diagnostic, files: PositionsByFile) -> list[dict[str, Any]]:
             where = files.location(edit.location)
             if where is None:
                 break
-            edits.append(
-                {"uri": where.uri, "range": _range_data(where.range), "newText": edit.text}
-            )
+            edits.append({"uri": where.uri, "range": _range_data(where.range), "newText": edit.text})
         else:
             fixes.append({"title": fix.message, "edits": edits})
     return fixes
@@ -73,9 +71,7 @@ def ignorable(d: Diagnostic) -> bool:
     return d.severity is not Severity.ERROR and not d.code.startswith("SPK0")
 
 
-_START = types.Range(
-    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-)
+_START = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
 
 
 def to_lsp(d: Diagnostic, files: PositionsByFile) -> types.Diagnostic:

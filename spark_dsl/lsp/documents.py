@@ -67,7 +67,8 @@ class Analysis:
             return None
         if source.path == self.path:
             return self.uri
-        return from_fs_path(str(source.path))
+        uri = from_fs_path(str(source.path))
+        return uri if isinstance(uri, str) else None
 
     def depends_on(self, path: Path) -> bool:
         """Whether this document's run read `path` (itself or an import, however deep)."""

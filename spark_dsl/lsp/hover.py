@@ -37,9 +37,7 @@ def hover(analysis: Analysis, offset: int, positions: TextPositions) -> types.Ho
     if not sections:
         return None
     return types.Hover(
-        contents=types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(sections)
-        ),
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(sections)),
         range=positions.range(span) if span is not None else None,
     )
 
@@ -86,7 +84,8 @@ def _describe(spot: Spot, analysis: Analysis, offset: int) -> str | None:
     if spot.part is Part.NAME:
         if isinstance(spot.statement, ast.Deployment):
             return _deployment(spot.statement, analysis)
-        return _profile_users(spot.statement, analysis)
+        if isinstance(spot.statement, ast.Profile):
+            return _profile_users(spot.statement, analysis)
     if spot.part is Part.EXTENDS:
         assert spot.ident is not None
         return _profile(spot.ident.name, analysis)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from lsprotocol import types
 
@@ -13,7 +14,7 @@ UTF32 = types.PositionEncodingKind.Utf32
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
-def negotiate(offered: list[str] | None) -> types.PositionEncodingKind:
+def negotiate(offered: Sequence[str] | None) -> types.PositionEncodingKind:
     """UTF-32 when the client offers it (spans are code points already), else UTF-16."""
     return UTF32 if offered and UTF32 in offered else UTF16
 

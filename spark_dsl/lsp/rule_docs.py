@@ -39,4 +39,5 @@ def rule_doc_uri(code: str) -> str | None:
             os.replace(tmp, path)
     except OSError:
         return None
-    return from_fs_path(str(path))
+    uri = from_fs_path(str(path))
+    return uri if isinstance(uri, str) else None

@@ -34,7 +34,7 @@ from spark_dsl.lsp.positions import TextPositions, negotiate
 from spark_dsl.lsp.symbols import document_symbols
 
 log = logging.getLogger("spark.lsp")
-R = TypeVar("R")
+Handler = TypeVar("Handler", bound=Callable[..., Any])
 # Set to report each check's time in the server as a log message (the latency benchmark reads it).
 TIMING_ENV = "SPARK_LSP_TIMING"
 
@@ -73,9 +73,7 @@ class SparkServer(LanguageServer):
         return workspace_folders(uris)
 
     def open_texts(self) -> dict[Path, str]:
-        return {
-            document_path(uri): doc.source for uri, doc in self.workspace.text_documents.items()
-        }
+        return {document_path(uri): doc.source for uri, doc in self.workspace.text_documents.items()}
 
     def positions(self, analysis: Analysis) -> TextPositions:
         index = analysis.source.index if analysis.source is not None else None
@@ -97,9 +95,7 @@ class SparkServer(LanguageServer):
         if self.timing:
             elapsed = (time.perf_counter() - started) * 1000
             self.window_log_message(
-                types.LogMessageParams(
-                    type=types.MessageType.Log, message=f"spark: checked {uri} in {elapsed:.3f} ms"
-                )
+                types.LogMessageParams(type=types.MessageType.Log, message=f"spark: checked {uri} in {elapsed:.3f} ms")
             )
         return analysis
 
@@ -108,18 +104,12 @@ class SparkServer(LanguageServer):
         changed = document_path(uri)
         self.check(uri)
         for other, analysis in list(self.analyses.items()):
-            if (
-                other != uri
-                and other in self.workspace.text_documents
-                and analysis.depends_on(changed)
-            ):
+            if other != uri and other in self.workspace.text_documents and analysis.depends_on(changed):
                 self.check(other)
 
     def forget(self, uri: str) -> None:
         self.analyses.pop(uri, None)
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-        )
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         for other, analysis in list(self.analyses.items()):
             if analysis.depends_on(document_path(uri)):
                 self.check(other)
@@ -130,19 +120,19 @@ class SparkServer(LanguageServer):
         return self.analyses.get(uri)
 
 
-def guarded(default: R) -> Callable[[Callable[..., R]], Callable[..., R]]:
+def guarded(default: Any) -> Callable[[Handler], Handler]:
     """A handler that fails answers `default` and logs, instead of failing the editor's request."""
 
-    def wrap(handler: Callable[..., R]) -> Callable[..., R]:
+    def wrap(handler: Handler) -> Handler:
         @functools.wraps(handler)
-        def run(ls: SparkServer, params: Any) -> R:
+        def run(ls: SparkServer, params: Any) -> Any:
             try:
                 return handler(ls, params)
             except Exception:  # one bad request must not take the server down
                 log.exception("spark: %s failed", handler.__name__)
                 return default
 
-        return run
+        return run  # type: ignore[return-value]
 
     return wrap
 
@@ -171,9 +161,7 @@ def build_server() -> SparkServer:
                         types.Registration(
                             id="spark-files",
                             method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                                watchers=[watcher]
-                            ),
+                            register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[watcher]),
                         )
                     ]
                 )
@@ -222,9 +210,7 @@ def build_server() -> SparkServer:
         positions = TextPositions(doc.source, ls.encoding)
         item_support = ls.client_capabilities.text_document
         completion = item_support.completion if item_support else None
-        snippets = bool(
-            completion and completion.completion_item and completion.completion_item.snippet_support
-        )
+        snippets = bool(completion and completion.completion_item and completion.completion_item.snippet_support)
         path = document_path(uri)
         project = (project_root(path, ls.folders()), ls.open_texts())
         offset = positions.offset(params.position)
@@ -242,9 +228,7 @@ def build_server() -> SparkServer:
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded(None)
-    def on_definition(
-        ls: SparkServer, params: types.DefinitionParams
-    ) -> list[types.Location] | None:
+    def on_definition(ls: SparkServer, params: types.DefinitionParams) -> list[types.Location] | None:
         analysis = ls.analysis(params.text_document.uri)
         if analysis is None:
             return None
@@ -252,9 +236,7 @@ def build_server() -> SparkServer:
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded([])
-    def on_symbols(
-        ls: SparkServer, params: types.DocumentSymbolParams
-    ) -> list[types.DocumentSymbol]:
+    def on_symbols(ls: SparkServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
         analysis = ls.analysis(params.text_document.uri)
         if analysis is None or analysis.module is None:
             return []
@@ -262,9 +244,7 @@ def build_server() -> SparkServer:
 
     @server.feature(types.TEXT_DOCUMENT_FORMATTING)
     @guarded(None)
-    def on_formatting(
-        ls: SparkServer, params: types.DocumentFormattingParams
-    ) -> list[types.TextEdit] | None:
+    def on_formatting(ls: SparkServer, params: types.DocumentFormattingParams) -> list[types.TextEdit] | None:
         doc = ls.workspace.get_text_document(params.text_document.uri)
         name = document_path(params.text_document.uri).name
         return format_document(doc.source, name, TextPositions(doc.source, ls.encoding))

@@ -51,8 +51,7 @@ def document_symbols(module: ast.Module, positions: TextPositions) -> list[types
             types.DocumentSymbol(
                 name=stmt.name.name,
                 kind=types.SymbolKind.Interface if is_profile else types.SymbolKind.Module,
-                detail=("profile" if is_profile else "deployment")
-                + (f" extends {extends}" if extends else ""),
+                detail=("profile" if is_profile else "deployment") + (f" extends {extends}" if extends else ""),
                 range=positions.range(stmt.span),
                 selection_range=positions.range(stmt.name.span),
                 children=[_entry(e, positions) for e in stmt.body.entries],

@@ -34,9 +34,7 @@ class Editor:
         self.client.diagnostics.pop(uri, None)
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
-                text_document=types.TextDocumentItem(
-                    uri=uri, language_id="spark", version=1, text=text
-                )
+                text_document=types.TextDocumentItem(uri=uri, language_id="spark", version=1, text=text)
             )
         )
         return await self._diagnostics(uri)
@@ -48,9 +46,7 @@ class Editor:
         self.client.diagnostics.pop(uri, None)
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(
-                    uri=uri, version=self.versions[uri]
-                ),
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
                 content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
             )
         )
@@ -63,13 +59,8 @@ class Editor:
         self.client.diagnostics.pop(uri, None)
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(
-                    uri=uri, version=self.versions[uri]
-                ),
-                content_changes=[
-                    types.TextDocumentContentChangePartial(range=e.range, text=e.new_text)
-                    for e in edits
-                ],
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                content_changes=[types.TextDocumentContentChangePartial(range=e.range, text=e.new_text) for e in edits],
             )
         )
         return await self._diagnostics(uri)
@@ -89,9 +80,7 @@ def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
             units += 2 if ord(ch) > 0xFFFF else 1
         return before + len(line)
 
-    for edit in sorted(
-        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
-    ):
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
         text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
     return text
 

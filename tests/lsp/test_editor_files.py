@@ -50,9 +50,7 @@ def test_every_reserved_word_of_the_language_is_highlighted() -> None:
     lark = (REPO / "grammar" / "spark.lark").read_text()
     reserved = re.findall(r'^[A-Z]+: "([a-z]+)"$', lark, re.MULTILINE)
     assert set(reserved) == {"import", "profile", "deployment", "extends", "true", "false"}
-    booleans = [
-        r for r in RULES["value"]["patterns"] if r.get("name") == "constant.language.boolean.spark"
-    ]
+    booleans = [r for r in RULES["value"]["patterns"] if r.get("name") == "constant.language.boolean.spark"]
     keyword_patterns = [
         RULES["import"]["match"],
         RULES["declaration"]["match"],
@@ -121,9 +119,7 @@ def test_the_vscode_extension_points_at_files_that_exist() -> None:
 @pytest.mark.skipif(shutil.which("vim") is None, reason="vim is not installed")
 def test_vim_detects_and_highlights_spark_files(tmp_path: Path) -> None:
     spec = tmp_path / "m.spark"
-    spec.write_text(
-        'import "p.spark"\ndeployment d {\n  checkpoint = nvfp4  # spark: ignore[SPK402]\n}\n'
-    )
+    spec.write_text('import "p.spark"\ndeployment d {\n  checkpoint = nvfp4  # spark: ignore[SPK402]\n}\n')
     out = tmp_path / "out"
     probe = (
         "for l in [1, 2, 3] | echo synIDattr(synID(l, match(getline(l), '\\S') + 1, 1), 'name')"

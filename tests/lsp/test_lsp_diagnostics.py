@@ -30,9 +30,7 @@ async def test_a_diagnostic_carries_code_range_and_rule_doc(editor: Editor) -> N
     assert d.severity == types.DiagnosticSeverity.Error
     assert d.source == "spark"
     assert d.range == types.Range(start=at(3, 2), end=at(3, 11))
-    assert d.message.startswith(
-        "unknown key `checkpont` in a deployment; did you mean `checkpoint`?"
-    )
+    assert d.message.startswith("unknown key `checkpont` in a deployment; did you mean `checkpoint`?")
     assert d.code_description is not None
     doc = Path(to_fs_path(d.code_description.href) or "")
     assert doc.read_text(encoding="utf-8").startswith("## SPK101: unknown key or block")
@@ -81,13 +79,9 @@ async def test_an_edit_to_an_open_profile_rechecks_the_specs_that_import_it(
     assert await editor._diagnostics(muse) == []  # rechecked as a dependent, still clean
     editor.client.diagnostics.pop(muse)
     # Unsaved: only the buffer has the new name; the spec must see it.
-    await editor.replace(
-        "profiles/common.spark", common.replace("profile common", "profile shared")
-    )
+    await editor.replace("profiles/common.spark", common.replace("profile common", "profile shared"))
     diagnostics = await editor._diagnostics(muse)
-    assert [(d.code, d.range) for d in diagnostics] == [
-        ("SPK115", types.Range(start=at(2, 29), end=at(2, 35)))
-    ]
+    assert [(d.code, d.range) for d in diagnostics] == [("SPK115", types.Range(start=at(2, 29), end=at(2, 35)))]
 
 
 async def test_imports_resolve_to_unsaved_buffers(editor: Editor) -> None:
@@ -106,9 +100,7 @@ async def test_columns_are_utf16_units_by_default(editor: Editor) -> None:
     assert d.range == types.Range(start=at(1, 29), end=at(1, 34))
 
 
-async def test_closing_a_document_clears_its_diagnostics(
-    editor: Editor, client: LanguageClient
-) -> None:
+async def test_closing_a_document_clears_its_diagnostics(editor: Editor, client: LanguageClient) -> None:
     assert await editor.open("typo.spark", TYPO)
     uri = editor.uri("typo.spark")
     client.diagnostics.pop(uri)
@@ -118,18 +110,14 @@ async def test_closing_a_document_clears_its_diagnostics(
     assert await editor._diagnostics(uri) == []
 
 
-async def test_the_server_watches_spark_files_on_disk(
-    editor: Editor, client: LanguageClient
-) -> None:
+async def test_the_server_watches_spark_files_on_disk(editor: Editor, client: LanguageClient) -> None:
     await editor.open("muse.spark")  # a round trip: the registration has arrived by now
     registrations = client.registrations  # type: ignore[attr-defined]
     (watch,) = [r for r in registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
     assert watch.register_options["watchers"][0]["globPattern"] == "**/*.spark"
 
 
-async def test_a_file_changed_on_disk_rechecks_open_specs(
-    editor: Editor, client: LanguageClient
-) -> None:
+async def test_a_file_changed_on_disk_rechecks_open_specs(editor: Editor, client: LanguageClient) -> None:
     assert await editor.open("muse.spark") == []
     common = editor.root / "profiles/common.spark"
     renamed = common.read_text(encoding="utf-8").replace("profile common", "profile shared")

@@ -21,12 +21,8 @@ EMOJI = 'profile p {\n  serve { env { A = "🙂" } } bogus = 1\n}\n'
     config=ClientServerConfig(server_command=[sys.executable, "-m", "spark_dsl", "lsp"]),
     params=[["utf-8", "utf-32", "utf-16"], ["utf-8", "utf-16"], None],
 )
-async def negotiated(
-    lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[None]:
-    capabilities = types.ClientCapabilities(
-        general=types.GeneralClientCapabilities(position_encodings=request.param)
-    )
+async def negotiated(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[None]:
+    capabilities = types.ClientCapabilities(general=types.GeneralClientCapabilities(position_encodings=request.param))
     result = await lsp_client.initialize_session(
         types.InitializeParams(capabilities=capabilities, root_uri=tmp_path.as_uri())
     )
@@ -36,9 +32,7 @@ async def negotiated(
     await lsp_client.shutdown_session()
 
 
-async def test_the_server_picks_utf32_only_when_offered_and_uses_it(
-    negotiated: LanguageClient, tmp_path: Path
-) -> None:
+async def test_the_server_picks_utf32_only_when_offered_and_uses_it(negotiated: LanguageClient, tmp_path: Path) -> None:
     offered = negotiated.offered  # type: ignore[attr-defined]
     chosen = negotiated.chosen  # type: ignore[attr-defined]
     utf32 = offered is not None and "utf-32" in offered

@@ -120,11 +120,7 @@ async def test_completion_of_a_partial_symbol_replaces_the_word(editor: Editor) 
 
 
 async def test_completion_offers_accelerators_models_targets_and_profiles(editor: Editor) -> None:
-    text = (
-        'import "profiles/common.spark"\n'
-        "deployment d extends  {\n"
-        "  accelerator = \n  model = \n  target \n}\n"
-    )
+    text = 'import "profiles/common.spark"\ndeployment d extends  {\n  accelerator = \n  model = \n  target \n}\n'
     await editor.open("c.spark", text)
     assert {"b200", "mi355x"} <= set(await _complete(editor, "c.spark", 2, 16))
     assert "muse-spark-open" in await _complete(editor, "c.spark", 3, 10)

@@ -40,9 +40,7 @@ def _context(text_with_cursor: str):  # type: ignore[no-untyped-def]
         ('import "prof|', Want.IMPORT, None, None),
     ],
 )
-def test_typing_context(
-    text: str, want: Want, path: tuple[str, ...] | None, key: str | None
-) -> None:
+def test_typing_context(text: str, want: Want, path: tuple[str, ...] | None, key: str | None) -> None:
     ctx = _context(text)
     assert ctx is not None
     assert (ctx.want, ctx.path, ctx.key) == (want, path, key)
@@ -127,9 +125,7 @@ def test_resolved_values_say_where_each_value_came_from(tmp_path: Path) -> None:
     assert values["max_model_len"].value == "32K"
     assert values["max_model_len"].origin == "user"
     assert values["serve.port"].origin == "profile base"
-    assert values["serve.port"].where is not None and values["serve.port"].where.endswith(
-        "p.spark:3"
-    )
+    assert values["serve.port"].where is not None and values["serve.port"].where.endswith("p.spark:3")
     assert (values["nodes"].value, values["nodes"].origin) == ("1", "default")
     assert "model" in values and "gpus" in values
     assert values["checkpoint"].value == "by recipe path"  # without the plan: the schema's word
