@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from pygls.uris import from_fs_path, to_fs_path
@@ -16,8 +17,12 @@ from spark_dsl.plan.model import Plan
 from spark_dsl.syntax import ast
 
 
+@lru_cache(maxsize=1024)
 def document_path(uri: str) -> Path:
-    """The file behind a URI; an unsaved (untitled) buffer gets a stable stand-in in the cwd."""
+    """The file behind a URI; an unsaved (untitled) buffer gets a stable stand-in in the cwd.
+
+    Cached: a check asks several times, and resolving a path costs system calls.
+    """
     fs_path = to_fs_path(uri) if uri.startswith("file:") else None
     if fs_path:
         return Path(fs_path).resolve()
