@@ -66,16 +66,13 @@ def _found(tok: Token) -> str:
 
 
 def _tokens_before(text: str, offset: int) -> list[Token]:
-    from spark_dsl.syntax.parser import _parser
+    from spark_dsl.syntax.lexer import tokens
 
     seen: list[Token] = []
-    try:
-        for tok in _parser().lex(text):
-            if (tok.start_pos or 0) >= offset:
-                break
-            seen.append(tok)
-    except Exception:
-        pass
+    for tok in tokens(text):
+        if (tok.start_pos or 0) >= offset:
+            break
+        seen.append(tok)
     return seen
 
 

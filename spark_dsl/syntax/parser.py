@@ -45,11 +45,12 @@ def _parser() -> Lark:
     from lark import Lark
 
     from spark_dsl.syntax.builder import AstBuilder
+    from spark_dsl.syntax.lexer import SparkLexer
 
     return Lark(
         grammar_path().read_text(encoding="utf-8"),
         parser="lalr",
-        lexer="basic",
+        lexer=SparkLexer,
         transformer=AstBuilder(),
         maybe_placeholders=True,
         lexer_callbacks={"COMMENT": _comments},
