@@ -164,3 +164,23 @@ def test_python_dash_m_and_console_script_agree(spark: Callable[..., Any]) -> No
     a = subprocess.run([exe, "check", "examples", "--format", "json"], cwd=REPO, capture_output=True, text=True)
     b = spark("check", "examples", "--format", "json", cwd=REPO)
     assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
+
+
+def test_the_cold_check_path_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from spark_dsl.cli import main\n"
+        "try:\n"
+        "    main(['check', 'examples'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.split())
+    assert "spark_dsl.pipeline" in loaded
+    for heavy in ("yaml", "jsonschema", "pydantic", "pygls", "lsprotocol", "spark_dsl.targets", "difflib"):
+        assert heavy not in loaded, f"`spark check` imports {heavy}"
