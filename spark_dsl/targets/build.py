@@ -48,9 +48,7 @@ def _at_name(plan: Plan) -> Location:
     return Location(dep.source.name, dep.node.name.span)
 
 
-def render_plan(
-    plan: Plan, kinds: list[str], source: str
-) -> tuple[DeploymentOutput, list[Diagnostic]]:
+def render_plan(plan: Plan, kinds: list[str], source: str) -> tuple[DeploymentOutput, list[Diagnostic]]:
     """Every requested target of one plan; one that cannot express it is an error, not a file."""
     declared = plan.deployment.body.labelled("target")
     output = DeploymentOutput(plan.name, source)

@@ -17,7 +17,6 @@ BUILD_CODES = [
         "CLI.md: a deployment with nothing to build is reported as `info`; its outputs are "
         "the targets it declares or the ones named on the command line.",
         "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n}",
-        "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n\n"
-        "  target shell {}\n}",
+        "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n\n  target shell {}\n}",
     ),
 ]

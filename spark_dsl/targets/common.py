@@ -66,15 +66,12 @@ class Job:
     def header(self, *lines: str, image: bool = True) -> list[str]:
         """Comment lines (without `#`) that open every output; `image` when the output names one."""
         out = [
-            f"{self.name}: written by `{GENERATOR}` from {self.source};"
-            " edit the spec, not this file.",
+            f"{self.name}: written by `{GENERATOR}` from {self.source}; edit the spec, not this file.",
             *lines,
         ]
         images = catalog.load().recipe["images"]
         if image and not self.runtime_value("image") and not images[self.vendor]["confirmed"]:
-            out.append(
-                f"The image tag {self.image} is not confirmed upstream yet (see the catalog)."
-            )
+            out.append(f"The image tag {self.image} is not confirmed upstream yet (see the catalog).")
         return out
 
 

@@ -86,9 +86,7 @@ def _service(job: Job, launch: Launch) -> dict[str, Any]:
 def _volumes(job: Job, launch: Launch) -> list[dict[str, Any]]:
     source = _cache_source(job)
     if source is None:
-        volumes: list[dict[str, Any]] = [
-            {"type": "volume", "source": CACHE_VOLUME, "target": MODEL_CACHE}
-        ]
+        volumes: list[dict[str, Any]] = [{"type": "volume", "source": CACHE_VOLUME, "target": MODEL_CACHE}]
     else:
         volumes = [
             {
@@ -101,9 +99,7 @@ def _volumes(job: Job, launch: Launch) -> list[dict[str, Any]]:
     model = launch.argv[2]
     if model.startswith("/"):
         # A local checkpoint is read where the spec says it is, inside the container too.
-        volumes.append(
-            {"type": "bind", "source": literal(model), "target": literal(model), "read_only": True}
-        )
+        volumes.append({"type": "bind", "source": literal(model), "target": literal(model), "read_only": True})
     return volumes
 
 

@@ -72,9 +72,7 @@ class Manifest:
             name = f"{self.job.name}-router"
             pod = self.pod_template("router", [self.container(router[0], self.router_fill)])
             out.append(self.deployment(name, "router", pod))
-            out.append(
-                self.service(self.job.name, "router", router[0], self.job.setting("service_type"))
-            )
+            out.append(self.service(self.job.name, "router", router[0], self.job.setting("service_type")))
         return out
 
     def pool_objects(self, pool: Pool) -> list[dict[str, Any]]:
@@ -195,9 +193,7 @@ class Manifest:
                 expected[at] = index
             actual = [placeholders.fill(arg, fill, escape) for arg in launch.argv[1:]]
             if expected != actual or launch.env != first.env or launch.secrets != first.secrets:
-                raise TargetError(
-                    f"the {pool.role} workers differ in more than their LeaderWorkerSet index"
-                )
+                raise TargetError(f"the {pool.role} workers differ in more than their LeaderWorkerSet index")
         return self._container(first, args, fill)
 
     def _container(self, launch: Launch, args: list[str], fill: Any) -> dict[str, Any]:
@@ -229,15 +225,10 @@ class Manifest:
         values = [placeholders.fill(value, fill, escape) for _, value in launch.env]
         if any(f"$({POD_IP})" in value for value in values):
             out.append({"name": POD_IP, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
-        out += [
-            {"name": name, "value": value}
-            for (name, _), value in zip(launch.env, values, strict=True)
-        ]
+        out += [{"name": name, "value": value} for (name, _), value in zip(launch.env, values, strict=True)]
         for name, ref in launch.secrets:
             key = ref.key or "value"
-            out.append(
-                {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": key}}}
-            )
+            out.append({"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": key}}})
         return out
 
     # ---- placeholders -------------------------------------------------------
@@ -287,20 +278,18 @@ def probes() -> dict[str, Any]:
 def render(job: Job) -> str:
     manifest = Manifest(job)
     objects = manifest.objects()
-    secrets = sorted(
-        {
-            (ref.name, ref.key or "value")
-            for launch in job.plan.launches
-            for _, ref in launch.secrets
-        }
-    )
+    secrets = sorted({(ref.name, ref.key or "value") for launch in job.plan.launches for _, ref in launch.secrets})
     needs = ", ".join(f"{name} (key {key})" for name, key in secrets)
     header = job.header(
-        "Apply with `kubectl apply -f kubernetes.yaml`"
-        + (f"; create the Secrets first: {needs}." if needs else "."),
+        "Apply with `kubectl apply -f kubernetes.yaml`" + (f"; create the Secrets first: {needs}." if needs else "."),
         *(
             [f"Needs the LeaderWorkerSet controller ({LWS_API})."]
             if any(o["kind"] == "LeaderWorkerSet" for o in objects)
+            else []
+        ),
+        *(
+            ["The router runs `vllm-router` (PyPI) from the same image; use one that has it."]
+            if job.plan.disaggregated
             else []
         ),
     )

@@ -41,9 +41,7 @@ def render(job: Job) -> str:
 
 
 def _placeholders(launches: list[Launch]) -> list[str]:
-    return placeholders.used(
-        [t for launch in launches for t in (*launch.argv, *(v for _, v in launch.env))]
-    )
+    return placeholders.used([t for launch in launches for t in (*launch.argv, *(v for _, v in launch.env))])
 
 
 def _single(job: Job, launch: Launch) -> str:
@@ -55,12 +53,7 @@ def _single(job: Job, launch: Launch) -> str:
         "",
         *secret_checks([launch]),
         *exports(launch),
-        *joined(
-            [
-                "exec " + line if i == 0 else line
-                for i, line in enumerate(command_lines(launch.argv))
-            ]
-        ),
+        *joined(["exec " + line if i == 0 else line for i, line in enumerate(command_lines(launch.argv))]),
     ]
     return "\n".join(lines) + "\n"
 
@@ -107,9 +100,7 @@ def _rank_branch(launches: list[Launch]) -> list[str]:
     side = [launch for launch in launches if launch.role == "router"]
     main = [launch for launch in launches if launch.role != "router"]
     if len(main) != 1:
-        raise TargetError(
-            f"node rank {launches[0].node_rank} has {len(main)} servers; the shell target runs one"
-        )
+        raise TargetError(f"node rank {launches[0].node_rank} has {len(main)} servers; the shell target runs one")
     server = main[0]
     pad = "    "
     lines = [f"  {server.node_rank})"]
@@ -117,9 +108,7 @@ def _rank_branch(launches: list[Launch]) -> list[str]:
         lines.append(f'{pad}: "${{{name}:?set {name} or pass it as an argument}}"')
     lines += secret_checks(launches, pad)
     for launch in side:
-        lines.append(
-            f"{pad}# The {launch.role} runs beside this node's server and stops with this script."
-        )
+        lines.append(f"{pad}# The {launch.role} runs beside this node's server and stops with this script.")
         body = command_lines(launch.argv, pad + "  ")
         env = exports(launch)
         if env:

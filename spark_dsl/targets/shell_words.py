@@ -42,11 +42,7 @@ def word(text: str) -> str:
     parts = list(split(text))
     if len(parts) > 1 and all(_SAFE.fullmatch(literal) or not literal for literal, _ in parts):
         # Plain text around the variables: one double-quoted word reads best ("http://${X}:8100").
-        return (
-            '"'
-            + "".join(literal + (f"${{{name}}}" if name else "") for literal, name in parts)
-            + '"'
-        )
+        return '"' + "".join(literal + (f"${{{name}}}" if name else "") for literal, name in parts) + '"'
     out = []
     for literal, variable in parts:
         if literal:

@@ -12,7 +12,7 @@ FILE_NAME = "job.sbatch"
 DEFAULT_TIME = 4 * 3600
 DEFAULT_OUTPUT = "logs/%x-%j.out"
 DEFAULT_READY_TIMEOUT = 45 * 60
-HEALTH_POLL_SECONDS = 5
+HEALTH_POLL_SECONDS = 2
 
 
 def slurm_time(seconds: int) -> str:
@@ -50,8 +50,7 @@ def render(job: Job) -> str:
     header = job.header(
         f"Submit with `sbatch {FILE_NAME}` from a folder where the output's folder exists"
         f" ({job.setting('output', DEFAULT_OUTPUT)}).",
-        "Each node's address defaults to its host name in the allocation; export SPARK_HEAD_ADDRESS"
-        " (and the pool addresses) to use other addresses.",
+        _address_note(job),
         image=job.setting("container", "none") != "none",
     )
     lines = [
@@ -71,6 +70,13 @@ def render(job: Job) -> str:
     lines += _wait_ready(job)
     lines += _wait_end()
     return "\n".join(lines) + "\n"
+
+
+def _address_note(job: Job) -> str:
+    if job.plan.total_nodes > 1:
+        names = ", ".join(dict.fromkeys(["SPARK_HEAD_ADDRESS", *(name for name, _ in _pool_heads(job))]))
+        return f"Node addresses default to the allocation's host names; export {names} to use others."
+    return "It waits for /health on the allocation's host; export SPARK_HEAD_ADDRESS to use another address."
 
 
 def _pool_heads(job: Job) -> list[tuple[str, Pool]]:
@@ -130,10 +136,7 @@ def _step(job: Job, launch: Launch) -> list[str]:
 
 def _wait_ready(job: Job) -> list[str]:
     timeout = int(job.setting("ready_timeout", DEFAULT_READY_TIMEOUT))
-    urls = [
-        f'"http://${{{_address_of(job, launch)}}}:{launch.port}/health"'
-        for launch in api_launches(job.plan)
-    ]
+    urls = [f'"http://${{{_address_of(job, launch)}}}:{launch.port}/health"' for launch in api_launches(job.plan)]
     return [
         "",
         f"# Loading the model takes long: wait up to {timeout}s (ready_timeout) for /health.",

@@ -6,7 +6,7 @@ from typing import Any
 
 from spark_dsl.targets import placeholders, yaml_text
 from spark_dsl.targets.common import Job, TargetError, describe_secret, is_vllm
-from spark_dsl.targets.shell_words import quote
+from spark_dsl.targets.shell_words import command_lines, joined, quote
 from spark_dsl.vllm_flags import flag_table
 
 FILE_NAME = "vllm-config.yaml"
@@ -45,9 +45,7 @@ def options(argv: tuple[str, ...]) -> dict[str, Any]:
         token = tokens[i]
         i += 1
         if not _looks_like_option(token):
-            raise TargetError(
-                f"`{token}` is a positional argument; a config file holds options only"
-            )
+            raise TargetError(f"`{token}` is a positional argument; a config file holds options only")
         name, eq, inline = token.partition("=")
         key = name[2:]
         if key in out:
@@ -76,9 +74,7 @@ def options(argv: tuple[str, ...]) -> dict[str, Any]:
 def render(job: Job) -> str:
     plan = job.plan
     if plan.total_nodes > 1 or len(plan.launches) != 1:
-        raise TargetError(
-            f"a vLLM config file serves one node; {plan.name} needs {plan.total_nodes} nodes"
-        )
+        raise TargetError(f"a vLLM config file serves one node; {plan.name} needs {plan.total_nodes} nodes")
     launch = plan.launches[0]
     if not is_vllm(launch) or len(launch.argv) < 3:
         raise TargetError("the launch is not `vllm serve MODEL ...`")
@@ -90,8 +86,8 @@ def render(job: Job) -> str:
     environment += [f"  {name} from {describe_secret(ref)}" for name, ref in launch.secrets]
     header = job.header(
         f"Run: vllm serve {model} --config {FILE_NAME}",
-        "The same launch as one command line:",
-        "  " + " ".join(quote(arg) for arg in launch.argv),
+        "The same launch as one command:",
+        *("  " + line for line in joined(command_lines(launch.argv))),
         *(["Environment it needs:", *environment] if environment else []),
         image=False,
     )

@@ -52,9 +52,7 @@ def read_manifest(out_dir: Path) -> dict[str, dict[str, object]]:
 
 def manifest_text(outputs: list[DeploymentOutput], carried: dict[str, dict[str, object]]) -> str:
     """The manifest: every deployment folder this output directory holds, sorted by name."""
-    entries = {
-        o.name: {"name": o.name, "source": o.source, "files": list(o.files)} for o in outputs
-    }
+    entries = {o.name: {"name": o.name, "source": o.source, "files": list(o.files)} for o in outputs}
     for name, entry in carried.items():
         entries.setdefault(name, entry)
     doc = {
@@ -160,9 +158,7 @@ def _retired(
     )
 
 
-def write(
-    out_dir: Path, outputs: list[DeploymentOutput], held: set[str], scope: Scope
-) -> list[str]:
+def write(out_dir: Path, outputs: list[DeploymentOutput], held: set[str], scope: Scope) -> list[str]:
     """Write every deployment folder, drop retired ones, then the manifest; returns what changed."""
     if out_dir.exists() and not out_dir.is_dir():
         raise OutputError(f"{out_dir} exists and is not a folder")
@@ -195,9 +191,7 @@ def write(
     return report
 
 
-def check(
-    out_dir: Path, outputs: list[DeploymentOutput], held: set[str], scope: Scope
-) -> list[Change]:
+def check(out_dir: Path, outputs: list[DeploymentOutput], held: set[str], scope: Scope) -> list[Change]:
     """Every path `write` would change, writing nothing."""
     changes: list[Change] = []
     previous = read_manifest(out_dir)
@@ -208,9 +202,7 @@ def check(
             path = folder / name
             if not path.is_file():
                 changes.append(Change("missing", path))
-            elif path.read_bytes() != data or (path.stat().st_mode & 0o111 != 0) != (
-                _mode(name) & 0o111 != 0
-            ):
+            elif path.read_bytes() != data or (path.stat().st_mode & 0o111 != 0) != (_mode(name) & 0o111 != 0):
                 changes.append(Change("stale", path))
         if folder.is_dir():
             for extra in sorted(p.name for p in folder.iterdir() if p.name not in files):

@@ -16,6 +16,15 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
+def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    # Line breaks and control characters read best, and unambiguously, as double-quoted escapes.
+    style = None if data.isprintable() else '"'
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
 def _dump(document: Any) -> str:
     return yaml.dump(
         document,

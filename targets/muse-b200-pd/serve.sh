@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# muse-b200-pd: written by `spark build` from specs/nvidia/b200-prefill-decode.spark; edit the spec, not this file.
+# Runs the launches of one node of muse-b200-pd: 2 nodes, ranks 0-1.
+# Usage: serve.sh NODE_RANK [PREFILL_ADDRESS] [DECODE_ADDRESS]   (or set SPARK_NODE_RANK, SPARK_PREFILL_ADDRESS, SPARK_DECODE_ADDRESS in the environment)
+set -euo pipefail
+
+SPARK_NODE_RANK="${1:-${SPARK_NODE_RANK:-}}"
+if [ "$#" -ge 2 ]; then SPARK_PREFILL_ADDRESS="$2"; fi
+if [ "$#" -ge 3 ]; then SPARK_DECODE_ADDRESS="$3"; fi
+
+case "$SPARK_NODE_RANK" in
+  0)
+    : "${SPARK_PREFILL_ADDRESS:?set SPARK_PREFILL_ADDRESS or pass it as an argument}"
+    : "${SPARK_DECODE_ADDRESS:?set SPARK_DECODE_ADDRESS or pass it as an argument}"
+    : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+    # The router runs beside this node's server and stops with this script.
+    vllm-router \
+      --vllm-pd-disaggregation \
+      --prefill "http://${SPARK_PREFILL_ADDRESS}:8100" \
+      --decode "http://${SPARK_DECODE_ADDRESS}:8200" \
+      --host 0.0.0.0 \
+      --port 8000 &
+    router_pid=$!
+    trap 'kill "$router_pid" 2>/dev/null || true' EXIT
+    export VLLM_NIXL_SIDE_CHANNEL_HOST="${SPARK_PREFILL_ADDRESS}"
+    export VLLM_NIXL_SIDE_CHANNEL_PORT=5600
+    export VLLM_USE_RUST_FRONTEND=1
+    vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
+      --port 8100 \
+      --tensor-parallel-size 8 \
+      --enable-expert-parallel \
+      --enable-prefix-caching \
+      --enable-chunked-prefill \
+      --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}' \
+      --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer"}'
+    ;;
+  1)
+    : "${SPARK_DECODE_ADDRESS:?set SPARK_DECODE_ADDRESS or pass it as an argument}"
+    : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+    export VLLM_NIXL_SIDE_CHANNEL_HOST="${SPARK_DECODE_ADDRESS}"
+    export VLLM_NIXL_SIDE_CHANNEL_PORT=5601
+    export VLLM_USE_RUST_FRONTEND=1
+    exec vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
+      --port 8200 \
+      --tensor-parallel-size 8 \
+      --enable-expert-parallel \
+      --enable-prefix-caching \
+      --enable-chunked-prefill \
+      --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}' \
+      --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}'
+    ;;
+  *)
+    echo "serve.sh: the node rank must be one of 0 1, got '${SPARK_NODE_RANK}'" >&2
+    exit 2
+    ;;
+esac

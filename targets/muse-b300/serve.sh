@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# muse-b300: written by `spark build` from specs/nvidia/b300-nvfp4.spark; edit the spec, not this file.
+# Runs the `server` launch of muse-b300 on this node.
+set -euo pipefail
+
+: "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+: "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+export VLLM_USE_RUST_FRONTEND=1
+exec vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
+  --port 8000 \
+  --tensor-parallel-size 8 \
+  --enable-expert-parallel \
+  --enable-prefix-caching \
+  --enable-chunked-prefill \
+  --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}'

@@ -1,0 +1,58 @@
+"""Shell words read back by bash exactly, on one line, whatever the text holds."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from spark_dsl.targets.shell_words import command_lines, joined, quote, word
+
+AWKWARD = [
+    "",
+    "plain/text-1.0",
+    "it's",
+    'say "hi"',
+    "$(touch /tmp/never) `id` ; rm -rf / & | > <",
+    "line one\nline two\r\n\ttabbed",
+    "back\\slash\\",
+    "${HOME} $$ $1 !history",
+    "bell\x07 escape\x1b del\x7f",
+    "unicode é 漢字 \u2028 separator \x85 next-line",
+    "-looks-like-a-flag",
+    "~tilde *glob? [brackets]",
+]
+
+
+def bash_words(*words: str) -> list[str]:
+    """What bash makes of the words: each printed NUL-terminated."""
+    script = 'printf "%s\\0" ' + " ".join(words)
+    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True).stdout
+    return out.decode("utf-8").split("\0")[:-1]
+
+
+@pytest.mark.parametrize("text", AWKWARD, ids=range(len(AWKWARD)))
+def test_quote_reads_back_exactly_on_one_line(text: str) -> None:
+    quoted = quote(text)
+    assert "\n" not in quoted and "\r" not in quoted
+    assert bash_words(quoted) == [text]
+
+
+def test_placeholders_expand_and_the_rest_stays_literal() -> None:
+    words = [word("http://${SPARK_HEAD_ADDRESS}:8000"), word("$(id) ${SPARK_DECODE_ADDRESS}'"), word("${OTHER}")]
+    assert words[0] == '"http://${SPARK_HEAD_ADDRESS}:8000"'
+    script = "SPARK_HEAD_ADDRESS=h SPARK_DECODE_ADDRESS=d OTHER=o; " + 'printf "%s\\0" ' + " ".join(words)
+    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True, text=True).stdout
+    assert out.split("\0")[:-1] == ["http://h:8000", "$(id) d'", "${OTHER}"]
+
+
+def test_a_command_puts_each_option_on_its_own_line() -> None:
+    lines = joined(command_lines(("vllm", "serve", "m", "--port", "8000", "--flag", "--json", '{"a":1}')))
+    assert lines == ["vllm serve m \\", "  --port 8000 \\", "  --flag \\", "  --json '{\"a\":1}'"]
+
+
+def test_a_multi_line_command_runs_as_one_argv() -> None:
+    argv = ["printf", "%s\\0", *AWKWARD, "--opt", "value with space", "--", "-x"]
+    script = "\n".join(joined(command_lines(argv)))
+    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True).stdout
+    assert out.decode("utf-8").split("\0")[:-1] == argv[2:]

@@ -1,0 +1,230 @@
+"""What each target runs equals the plan's launches exactly: scripts run with the stub `vllm`,
+Compose, Kubernetes and vLLM config files read back (TARGETS.md)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+import validators as v
+from target_helpers import (
+    TARGETS,
+    committed,
+    compose_value,
+    config_argv,
+    copy_script,
+    expected_argv,
+    expected_env,
+    kubernetes_expand,
+)
+
+from spark_dsl.plan.model import Launch, Plan
+
+SECRETS = {"HF_TOKEN": "hf_test_token", "VLLM_API_KEY": "api_test_key"}
+# Addresses a shell user passes in; the Slurm test points every address at this host.
+ADDRESSES = {
+    "SPARK_HEAD_ADDRESS": "10.0.0.1",
+    "SPARK_PREFILL_ADDRESS": "10.0.0.2",
+    "SPARK_DECODE_ADDRESS": "10.0.0.3",
+}
+LOOPBACK = dict.fromkeys(ADDRESSES, "127.0.0.1")
+
+
+def ids(path: Path) -> str:
+    return path.parent.name
+
+
+def clean_env(base: dict[str, str]) -> dict[str, str]:
+    """The caller's environment without any vLLM or Spark variable, plus the test secrets."""
+    env = {
+        k: val for k, val in base.items() if k.startswith("SPARK_STUB_") or not k.startswith(("VLLM_", "SPARK_", "HF_"))
+    }
+    return {**env, **SECRETS}
+
+
+def assert_runs_as_planned(record: dict, launch: Launch, values: dict[str, str]) -> None:
+    assert [record["prog"], *record["argv"]] == expected_argv(launch, values)
+    env = record["env"]
+    for name, value in expected_env(launch, values).items():
+        assert env.get(name) == value, name
+    for name, ref in launch.secrets:
+        assert env[name] == SECRETS[ref.env_name]
+    managed = {k for k in env if k.startswith("VLLM_")} - set(SECRETS)
+    assert managed == {k for k in expected_env(launch, values) if k.startswith("VLLM_")}
+
+
+# ---- shell ------------------------------------------------------------------------------------
+
+
+def run_shell(script: Path, rank: int | None, env: dict[str, str], args: list[str]) -> None:
+    argv = ["bash", str(script), *([str(rank)] if rank is not None else []), *args]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("script", committed("*/serve.sh"), ids=ids)
+def test_shell_script_runs_each_rank_as_planned(script: Path, plans: dict[str, Plan], vllm_stub) -> None:
+    plan = plans[script.parent.name]
+    ranks = sorted({launch.node_rank for launch in plan.launches})
+    multi = len(plan.launches) > 1
+    for rank in ranks:
+        record_dir = vllm_stub.dir / f"rank{rank}"
+        env = clean_env(vllm_stub.with_env(SPARK_STUB_RECORD_DIR=str(record_dir), SPARK_STUB_SERVE_SECONDS="1"))
+        used = [name for name in ADDRESSES if f"[{name.removeprefix('SPARK_')}]" in script.read_text()]
+        if rank % 2:  # odd ranks read everything from the environment, even ranks from arguments
+            env.update({name: ADDRESSES[name] for name in used}, SPARK_NODE_RANK=str(rank))
+            run_shell(script, None, env, [])
+        else:
+            run_shell(script, rank if multi else None, env, [ADDRESSES[n] for n in used] if multi else [])
+        records = v.load_stub_records(record_dir)
+        launches = [launch for launch in plan.launches if launch.node_rank == rank]
+        assert sorted(r["prog"] for r in records) == sorted(launch.argv[0] for launch in launches)
+        for launch in launches:
+            (record,) = [r for r in records if r["prog"] == launch.argv[0]]
+            assert_runs_as_planned(record, launch, ADDRESSES)
+
+
+@pytest.mark.parametrize("script", committed("*/serve.sh"), ids=ids)
+def test_shell_script_names_a_missing_secret(script: Path, vllm_stub) -> None:
+    env = clean_env(vllm_stub.env)
+    del env["HF_TOKEN"]
+    proc = subprocess.run(["bash", str(script), "0", *ADDRESSES.values()], env=env, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "HF_TOKEN: set HF_TOKEN (secret hf-token)" in proc.stderr
+    assert vllm_stub.records(None) == []
+
+
+def test_multi_node_shell_script_refuses_an_unknown_rank(vllm_stub) -> None:
+    proc = subprocess.run(
+        ["bash", str(TARGETS / "muse-b200-dp2/serve.sh"), "7", "10.0.0.1"],
+        env=clean_env(vllm_stub.env),
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "must be one of 0 1, got '7'" in proc.stderr
+    assert vllm_stub.records(None) == []
+
+
+# ---- Slurm ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("script", committed("*/job.sbatch"), ids=ids)
+def test_slurm_job_runs_every_rank_as_planned(
+    script: Path, plans: dict[str, Plan], spec_cluster, job_dir: Path, vllm_stub
+) -> None:
+    plan = plans[script.parent.name]
+    for launch in plan.launches:
+        if launch.port is not None:
+            assert port_free(launch.port), f"port {launch.port} is taken; the job's stubs need it"
+    # Node names do not resolve here: every address points at this host, where both "nodes" run.
+    env = clean_env(vllm_stub.with_env(SPARK_STUB_SERVE_SECONDS="4")) | LOOPBACK
+    job = spec_cluster.run_job(copy_script(script, job_dir), env=env, timeout=120)
+    assert job.ok, job
+    assert f"spark: {plan.name} is ready" in job.output
+    records = v.load_stub_records(vllm_stub.dir, None)
+    assert len(records) == len(plan.launches), records
+    for launch in plan.launches:
+        node = f"node{launch.node_rank + 1}"
+        (record,) = [r for r in records if r["slurm"]["SLURMD_NODENAME"] == node and r["prog"] == launch.argv[0]]
+        assert_runs_as_planned(record, launch, LOOPBACK)
+        assert record["slurm"]["SLURM_JOB_ID"] == str(job.job_id)
+        assert record["exit_code"] == 0
+
+
+def port_free(port: int) -> bool:
+    """Nobody listens on the port (the stub, like a server, binds through TIME_WAIT leftovers)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+# ---- Compose ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", committed("*/compose.yaml"), ids=ids)
+def test_compose_command_and_environment_read_back_as_planned(path: Path, plans: dict[str, Plan]) -> None:
+    plan = plans[path.parent.name]
+    model = v.compose_model(path, env=SECRETS)
+    assert sorted(model["services"]) == sorted(launch.role for launch in plan.launches)
+    for launch in plan.launches:
+        service = model["services"][launch.role]
+        argv = [compose_value(a) for a in [*service["entrypoint"], *service["command"]]]
+        assert argv == list(launch.argv)
+        want = dict(launch.env) | {name: SECRETS[ref.env_name] for name, ref in launch.secrets}
+        assert {k: compose_value(val) for k, val in service["environment"].items()} == want
+
+
+# ---- Kubernetes -------------------------------------------------------------------------------
+
+
+def containers_by_launch(path: Path, plan: Plan) -> list[tuple[Launch, dict, dict[str, str]]]:
+    """Each launch with the container that runs it and the values the cluster gives `$(...)`."""
+    docs = v.load_yaml_documents(path)
+    out = []
+    for launch in plan.launches:
+        pool = next((p for p in plan.pools if p.role == launch.role), None)
+        name = plan.name if launch.role == "server" else f"{plan.name}-{launch.role}"
+        (doc,) = [d for d in docs if d["kind"] != "Service" and d["metadata"]["name"] == name]
+        values = {"SPARK_POD_IP": "10.1.1.1"}
+        if doc["kind"] == "LeaderWorkerSet":
+            assert pool is not None
+            index = launch.node_rank - pool.first_rank
+            key = "leaderTemplate" if index == 0 else "workerTemplate"
+            template = doc["spec"]["leaderWorkerTemplate"][key]
+            values |= {"LWS_LEADER_ADDRESS": "leader.lws", "LWS_WORKER_INDEX": str(index)}
+        else:
+            template = doc["spec"]["template"]
+        (container,) = template["spec"]["containers"]
+        out.append((launch, container, values))
+    return out
+
+
+def placeholder_values(plan: Plan, launch: Launch, values: dict[str, str]) -> dict[str, str]:
+    """How TARGETS.md/docs/targets.md fill each placeholder inside that launch's pod."""
+    if launch.role == "router":
+        return {f"SPARK_{p.role.upper()}_ADDRESS": f"{plan.name}-{p.role}" for p in plan.pools}
+    own = "SPARK_HEAD_ADDRESS" if launch.role == "server" else f"SPARK_{launch.role.upper()}_ADDRESS"
+    return {own: values.get("LWS_LEADER_ADDRESS", values["SPARK_POD_IP"])}
+
+
+@pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
+def test_kubernetes_args_and_env_read_back_as_planned(path: Path, plans: dict[str, Plan]) -> None:
+    plan = plans[path.parent.name]
+    for launch, container, values in containers_by_launch(path, plan):
+        fill = placeholder_values(plan, launch, values)
+        argv = [kubernetes_expand(a, values) for a in [*container["command"], *container["args"]]]
+        assert argv == expected_argv(launch, fill)
+        plain = {e["name"]: kubernetes_expand(e["value"], values) for e in container.get("env", []) if "value" in e}
+        assert plain == expected_env(launch, fill)
+        refs = {
+            e["name"]: e["valueFrom"]["secretKeyRef"]
+            for e in container.get("env", [])
+            if "valueFrom" in e and "secretKeyRef" in e["valueFrom"]
+        }
+        assert refs == {name: {"name": ref.name, "key": ref.key or "value"} for name, ref in launch.secrets}
+
+
+# ---- vLLM config ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", committed("*/vllm-config.yaml"), ids=ids)
+def test_vllm_config_reads_back_as_the_planned_launch(path: Path, plans: dict[str, Plan]) -> None:
+    (launch,) = plans[path.parent.name].launches
+    run_line = next(line for line in path.read_text().splitlines() if line.startswith("# Run: "))
+    command = shlex.split(run_line.removeprefix("# Run: "))
+    assert command[-2:] == ["--config", "vllm-config.yaml"]
+    (mapping,) = v.load_yaml_documents(path)
+    assert [*command[:-2], *config_argv(mapping)] == list(launch.argv)
+    header = path.read_text().split("\n# Environment it needs:\n", 1)[1]
+    for name, value in launch.env:
+        assert f"#   {name}={shlex.quote(value)}\n" in header
+    assert os.sep not in path.name

@@ -1,0 +1,148 @@
+"""Every file under targets/ passes the real validator for its format (VALIDATORS.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import validators as v
+from target_helpers import TARGETS, committed, copy_script
+
+from spark_dsl import catalog, vllm_flags
+
+SCRIPTS = committed("*/serve.sh") + committed("*/job.sbatch")
+YAML = committed("*/*.yaml")
+SECRETS = {"HF_TOKEN": "hf_test", "VLLM_API_KEY": "key_test"}
+
+
+def ids(path: Path) -> str:
+    return path.relative_to(TARGETS).as_posix()
+
+
+def test_targets_hold_every_kind_of_output() -> None:
+    names = {p.name for p in TARGETS.glob("*/*")}
+    assert names == {"serve.sh", "compose.yaml", "job.sbatch", "kubernetes.yaml", "vllm-config.yaml"}
+    assert (TARGETS / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=ids)
+def test_script_is_shellcheck_clean_and_parses(path: Path) -> None:
+    v.check_all([v.shellcheck(path), v.bash_syntax(path)])
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=ids)
+def test_script_is_executable(path: Path) -> None:
+    assert path.stat().st_mode & 0o111 == 0o111
+
+
+@pytest.mark.parametrize("path", YAML, ids=ids)
+def test_yaml_passes_yamllint(path: Path) -> None:
+    v.yamllint(path).check()
+
+
+@pytest.mark.parametrize("path", committed("*/compose.yaml"), ids=ids)
+def test_compose_file_passes_compose_config(path: Path) -> None:
+    v.compose_config(path, env=SECRETS).check()
+
+
+@pytest.mark.parametrize("path", committed("*/compose.yaml"), ids=ids)
+def test_compose_refuses_to_start_without_the_secrets(path: Path) -> None:
+    bare = {name: "" for name in SECRETS}
+    result = v.compose_config(path, env=bare)
+    assert not result.ok and "is missing a value: set" in result.output, result
+
+
+@pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
+def test_kubernetes_file_passes_strict_validation(path: Path) -> None:
+    v.kubernetes_validate(path).check()
+
+
+@pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
+def test_leaderworkerset_fields(path: Path, plans) -> None:
+    """The project's own check of what a LeaderWorkerSet must say (no CRD validates it here)."""
+    plan = plans[path.parent.name]
+    for doc in v.load_yaml_documents(path):
+        if doc["kind"] != "LeaderWorkerSet":
+            continue
+        pool = next(p for p in plan.pools if doc["metadata"]["name"].endswith(p.role) or p.role == "server")
+        template = doc["spec"]["leaderWorkerTemplate"]
+        assert doc["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
+        assert template["size"] == pool.nodes > 1
+        assert template["restartPolicy"] == "RecreateGroupOnPodRestart"
+        leader = template["leaderTemplate"]["spec"]["containers"][0]
+        worker = template["workerTemplate"]["spec"]["containers"][0]
+        assert "$(LWS_LEADER_ADDRESS)" in leader["args"] and "$(LWS_LEADER_ADDRESS)" in worker["args"]
+        assert "$(LWS_WORKER_INDEX)" in worker["args"]
+        assert "--headless" in worker["args"] and "--headless" not in leader["args"]
+        assert "ports" not in worker and "readinessProbe" not in worker  # headless: no HTTP
+
+
+@pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
+def test_every_pod_has_gpus_shm_probes_and_secret_references(path: Path, plans) -> None:
+    plan = plans[path.parent.name]
+    resource = "amd.com/gpu" if plan.path == "amd" else "nvidia.com/gpu"
+    for doc in v.load_yaml_documents(path):
+        if doc["kind"] == "Service":
+            continue
+        spec = doc["spec"]
+        templates = (
+            [spec["template"]]
+            if doc["kind"] == "Deployment"
+            else [spec["leaderWorkerTemplate"]["leaderTemplate"], spec["leaderWorkerTemplate"]["workerTemplate"]]
+        )
+        for template in templates:
+            pod = template["spec"]
+            (container,) = pod["containers"]
+            assert pod.get("nodeSelector", {}) == {}  # no spec sets one
+            if container["command"] == ["vllm-router"]:
+                assert "resources" not in container
+                continue
+            assert container["resources"] == {"limits": {resource: plan.value("gpus")}}
+            shm = next(vol for vol in pod["volumes"] if vol["name"] == "shm")
+            assert shm["emptyDir"]["medium"] == "Memory"
+            assert {"name": "shm", "mountPath": "/dev/shm"} in container["volumeMounts"]
+            secrets = {
+                e["name"]: e["valueFrom"]["secretKeyRef"]
+                for e in container["env"]
+                if "secretKeyRef" in e.get("valueFrom", {})
+            }
+            assert secrets["HF_TOKEN"] == {"name": "hf-token", "key": "value"}
+            assert not any(e.get("value", "").startswith("hf_") for e in container["env"])
+            if "--headless" not in container["args"]:
+                startup = container["startupProbe"]
+                assert startup["httpGet"]["path"] == "/health"
+                assert startup["periodSeconds"] * startup["failureThreshold"] >= 3600
+
+
+@pytest.mark.parametrize("path", committed("*/vllm-config.yaml"), ids=ids)
+def test_vllm_config_passes_the_flag_table(path: Path) -> None:
+    (mapping,) = v.load_yaml_documents(path)
+    assert vllm_flags.check_config(mapping) == []
+    assert not any(value is False for value in mapping.values())
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("path", committed("*/job.sbatch"), ids=ids)
+def test_sbatch_test_only_accepts_every_job(path: Path, spec_cluster, job_dir: Path) -> None:
+    result = spec_cluster.test_only(copy_script(path, job_dir))
+    assert result.ok, result
+
+
+@pytest.mark.parametrize("path", committed("*/job.sbatch"), ids=ids)
+def test_every_sbatch_directive_comes_before_the_first_command(path: Path) -> None:
+    lines = path.read_text().splitlines()
+    first_command = next(i for i, line in enumerate(lines) if line and not line.startswith("#"))
+    assert not any(line.startswith("#SBATCH") for line in lines[first_command:])
+    assert sum(line.startswith("#SBATCH") for line in lines) >= 7
+
+
+def test_committed_targets_use_the_pinned_catalog_images(plans) -> None:
+    for path in committed("*/compose.yaml") + committed("*/kubernetes.yaml"):
+        pinned = catalog.load().image(plans[path.parent.name].accelerator.vendor)
+        assert pinned.endswith(f":v{catalog.load().vllm_version}")
+        images = {
+            line.split("image:", 1)[1].strip()
+            for line in path.read_text().splitlines()
+            if line.strip().startswith("image:")
+        }
+        assert images == {pinned}, path
