@@ -37,9 +37,7 @@ def _block_at(body: TypedBody, kind: str) -> Resolved | None:
     o = body.origin
     if o is None:
         return None
-    return Resolved(
-        kind, f"profile {o.profile}" if o.profile else "user", Location(o.file, o.span), o.profile
-    )
+    return Resolved(kind, f"profile {o.profile}" if o.profile else "user", Location(o.file, o.span), o.profile)
 
 
 def _target(plan: Plan, kind: str) -> TypedBody | None:
@@ -95,8 +93,7 @@ def single_host_target(plan: Plan) -> Iterator[Finding]:
         body = _target(plan, kind)
         if body is not None:
             yield Finding(
-                f"`target {kind}` cannot run `{plan.name}`: "
-                f"it needs {plan.total_nodes} nodes and {why}",
+                f"`target {kind}` cannot run `{plan.name}`: it needs {plan.total_nodes} nodes and {why}",
                 _block_at(body, kind),
                 "use `target shell`, `target slurm` or `target kubernetes` for more than one node",
                 label=f"{plan.total_nodes} nodes",
@@ -136,10 +133,7 @@ def _qualified_name_problem(key: str) -> str | None:
     if slash and not _fits(DNS_SUBDOMAIN, prefix, 253):
         return f"its prefix `{prefix}` is not a DNS subdomain"
     if not _fits(LABEL_NAME, name, 63):
-        return (
-            "its name part must be 1-63 letters, digits, `-`, `_` or `.`, "
-            "starting and ending alphanumeric"
-        )
+        return "its name part must be 1-63 letters, digits, `-`, `_` or `.`, starting and ending alphanumeric"
     return None
 
 
@@ -175,12 +169,9 @@ def kubernetes_keys(plan: Plan) -> Iterator[Finding]:
     checks="Values in `labels` and `node_selector` of `target kubernetes` must be empty or 1-63 "
     "letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit. "
     "Annotation values may hold any text.",
-    basis="Kubernetes validates label values this way; a node selector value is a node label "
-    "value.",
-    failing="target kubernetes {\n  node_selector {\n"
-    '    "nvidia.com/gpu.product" = "NVIDIA B200"\n  }\n}',
-    fixed="target kubernetes {\n  node_selector {\n"
-    '    "nvidia.com/gpu.product" = "NVIDIA-B200"\n  }\n}',
+    basis="Kubernetes validates label values this way; a node selector value is a node label value.",
+    failing='target kubernetes {\n  node_selector {\n    "nvidia.com/gpu.product" = "NVIDIA B200"\n  }\n}',
+    fixed='target kubernetes {\n  node_selector {\n    "nvidia.com/gpu.product" = "NVIDIA-B200"\n  }\n}',
 )
 def kubernetes_label_values(plan: Plan) -> Iterator[Finding]:
     for block in ("labels", "node_selector"):
@@ -189,8 +180,7 @@ def kubernetes_label_values(plan: Plan) -> Iterator[Finding]:
             if value and not _fits(LABEL_NAME, value, 63):
                 fixed = re.sub(r"[^A-Za-z0-9_.-]+", "-", value).strip("-_.")[:63].strip("-_.")
                 yield Finding(
-                    f"`{block}` value {_shown(value)} for {_shown(key)} "
-                    "is not a valid Kubernetes label value",
+                    f"`{block}` value {_shown(value)} for {_shown(key)} is not a valid Kubernetes label value",
                     _resolved(setting),
                     f'use at most 63 letters, digits, `-`, `_` or `.`, e.g. `"{fixed}"`',
                     label="not a label value",
@@ -241,8 +231,7 @@ def kubernetes_env_secret(plan: Plan) -> Iterator[Finding]:
     checks='`target kubernetes { model_cache = ... }`: a `pvc("name")` must name a claim with a '
     "DNS-1123 subdomain (lowercase letters, digits, `-` and `.`, at most 253); a "
     '`hostpath("/path")` must be an absolute path.',
-    basis="The API server rejects other claim names, and a relative host path means nothing "
-    "on a node.",
+    basis="The API server rejects other claim names, and a relative host path means nothing on a node.",
     failing='target kubernetes {\n  model_cache = hostpath("models/cache")\n}',
     fixed='target kubernetes {\n  model_cache = hostpath("/models/cache")\n}',
 )
@@ -276,8 +265,7 @@ def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
     "error",
     "Slurm time limit of zero",
     checks="`target slurm { time = 0s }` (or any spelling of zero).",
-    basis="Slurm reads `--time=0` as no limit at all, which no cluster policy means by zero; the "
-    "default is 4h.",
+    basis="Slurm reads `--time=0` as no limit at all, which no cluster policy means by zero; the default is 4h.",
     failing="target slurm {\n  time = 0h\n}",
     fixed="target slurm {\n  time = 12h\n}",
 )
@@ -342,9 +330,7 @@ def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:
             _resolved(timeout),
             "make `ready_timeout` shorter than `time`, leaving the job time to serve",
             label="never reached",
-            notes=(
-                ("the time limit is set here", _resolved(limit) if limit is not None else None),
-            ),
+            notes=(("the time limit is set here", _resolved(limit) if limit is not None else None),),
         )
 
 
@@ -381,8 +367,7 @@ def slurm_output(plan: Plan) -> Iterator[Finding]:
     "Compose project name not accepted by Docker Compose",
     checks="`target compose { project = ... }` must start with a lowercase letter or digit and "
     "hold only lowercase letters, digits, `_` and `-`.",
-    basis="Docker Compose rejects other project names: `docker compose` fails before it starts "
-    "anything.",
+    basis="Docker Compose rejects other project names: `docker compose` fails before it starts anything.",
     failing='target compose {\n  project = "Muse Spark"\n}',
     fixed='target compose {\n  project = "muse-spark"\n}',
 )
@@ -417,8 +402,7 @@ def compose_model_cache(plan: Plan) -> Iterator[Finding]:
     value: str = setting.value
     if not value.startswith(("/", "./", "../", "~")):
         yield Finding(
-            f"model_cache {_shown(value)} is not a host path; "
-            "Compose would read it as a volume name",
+            f"model_cache {_shown(value)} is not a host path; Compose would read it as a volume name",
             _resolved(setting),
             f'write a path: `"./{value}"` next to compose.yaml, or an absolute one',
             label="not a path",
