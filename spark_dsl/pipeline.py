@@ -110,7 +110,7 @@ def plan_deployment(dep: ResolvedDeployment, sink: DiagnosticSink) -> Plan | Non
     from spark_dsl.plan.resolve import build_plan
     from spark_dsl.rules.registry import run_rules
 
-    if dep.body.invalid or dep.body.get("model") is None or dep.body.get("accelerator") is None:
+    if dep.body.has_invalid() or dep.body.get("model") is None or dep.body.get("accelerator") is None:
         return None
     plan = build_plan(dep)
     if plan is None:

@@ -97,6 +97,10 @@ class TypedBody:
     # Keys whose value was rejected by the checker, so later stages stay quiet about them.
     invalid: set[str] = field(default_factory=set)
 
+    def has_invalid(self) -> bool:
+        """Whether any value in this body or a nested one was rejected by the checker."""
+        return bool(self.invalid) or any(b.has_invalid() for b in self.blocks.values())
+
     def get(self, key: str) -> Setting | None:
         return self.settings.get(key)
 

@@ -17,6 +17,27 @@ def _replica(est: CapacityEstimate, plan: Plan) -> str:
     )
 
 
+def _smaller_checkpoints(plan: Plan, est: CapacityEstimate) -> str:
+    """The help of SPK301: validated checkpoints of this vendor that fit, if any do."""
+    from spark_dsl import catalog
+
+    validated = catalog.load().recipe["validated_checkpoints"][plan.path]
+    fits = [
+        c for c in validated
+        if plan.model.checkpoints[c].weights_gb <= est.memory_per_replica_gb and (c != "nvfp4" or plan.accelerator.fp4)
+    ]  # fmt: skip
+    if fits:
+        return f"use `checkpoint = {fits[0]}`, or accelerators with more memory"
+    return "use more GPUs per replica (all of a node's GPUs) or accelerators with more memory"
+
+
+def _left(est: CapacityEstimate) -> str:
+    if est.headroom_gb < 0:
+        used = est.weights_gb + est.draft_gb
+        return f"nothing is left after weights and draft model ({used:g} GB of {est.memory_per_replica_gb:g} GB)"
+    return f"only {est.headroom_gb:g} GB of {est.memory_per_replica_gb:g} GB is left"
+
+
 def _weights_note(plan: Plan, est: CapacityEstimate) -> tuple[str, None]:
     draft = f" + DSpark draft {est.draft_gb:g} GB" if est.draft_gb else ""
     return (f"weights: {plan.checkpoint.id if plan.checkpoint else '?'} {est.weights_gb:g} GB{draft}", None)
@@ -36,11 +57,13 @@ def _weights_note(plan: Plan, est: CapacityEstimate) -> tuple[str, None]:
 def weights_fit(plan: Plan) -> Iterator[Finding]:
     for est in plan.capacity:
         if est.weights_gb > est.memory_per_replica_gb:
+            ckpt, gpus = plan.settings.get("checkpoint"), plan.settings["gpus"]
+            at = ckpt if ckpt is not None and ckpt.explicit else gpus if gpus.explicit else ckpt
             yield Finding(
                 f"{plan.value('checkpoint')} weights ({est.weights_gb:g} GB) exceed one replica's memory "
                 f"({_replica(est, plan)})",
-                plan.settings.get("checkpoint"),
-                "use a smaller checkpoint (`nvfp4` or `mxfp4`) or accelerators with more memory",
+                at,
+                _smaller_checkpoints(plan, est),
                 label=f"{est.weights_gb:g} GB of weights",
             )
             return
@@ -61,12 +84,11 @@ def weights_fit(plan: Plan) -> Iterator[Finding]:
 def headroom(plan: Plan) -> Iterator[Finding]:
     fraction = plan.threshold("kv_headroom_fraction")
     for est in plan.capacity:
-        if 0 <= est.headroom_gb < fraction * est.memory_per_replica_gb:
+        if est.headroom_gb < fraction * est.memory_per_replica_gb:
             ckpt, util = plan.settings.get("checkpoint"), plan.settings.get("gpu_memory_utilization")
             at = ckpt if ckpt is not None and ckpt.explicit else util if util is not None else ckpt
             yield Finding(
-                f"only {est.headroom_gb:g} GB of {est.memory_per_replica_gb:g} GB is left for KV cache "
-                f"(less than {fraction:.0%})",
+                f"{_left(est)}: less than {fraction:.0%} remains for KV cache and activations",
                 at,
                 "use a smaller checkpoint, drop the draft model, or raise `gpu_memory_utilization`",
                 notes=(_weights_note(plan, est),),
@@ -88,11 +110,11 @@ def headroom(plan: Plan) -> Iterator[Finding]:
 )
 def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
     for est in plan.capacity:
-        if est.headroom_gb >= 0 and est.sequences_fit < 1:
+        if est.sequences_fit < 1:
             at = plan.settings.get("max_model_len")
             yield Finding(
                 f"one sequence of {est.sequence_tokens:,} tokens needs {est.sequence_gb:g} GB of KV "
-                f"cache, but only {est.headroom_gb:g} GB is left after weights",
+                f"cache, but {_left(est)}",
                 at if at is not None and at.explicit else plan.settings.get("checkpoint"),
                 "lower `max_model_len`, use `kv_cache_dtype = fp8`, or add memory",
                 notes=(_weights_note(plan, est),),

@@ -451,11 +451,18 @@ def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
             yield Finding(
                 f"dp x tp = {pool.dp_size} x {pool.tp} = {ranks} ranks{_pool_label(pool)}, "
                 f"but {pool.nodes} node{'s' if pool.nodes != 1 else ''} x {gpus} GPUs = {available}",
-                pool.parallel,
+                _arithmetic_culprit(pool),
                 f"use `dp({available // pool.tp})`"
                 if pool.tp and available % pool.tp == 0 and available // pool.tp > 1
                 else "make dp x tp equal nodes x GPUs per node",
             )
+
+
+def _arithmetic_culprit(pool: Pool) -> Resolved:
+    """The user's parallelism if they wrote one, else the node count they wrote."""
+    if pool.parallel.explicit or pool.nodes_setting is None or not pool.nodes_setting.explicit:
+        return pool.parallel
+    return pool.nodes_setting
 
 
 @rule(
@@ -519,7 +526,7 @@ def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
         if pool.ep and experts % size:
             yield Finding(
                 f"expert-parallel size {size} (TP {pool.tp} x DP {pool.dp_size}) does not divide the {experts} experts",
-                pool.parallel,
+                pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
                 "choose TP x DP as a power of two up to 256",
             )
             return

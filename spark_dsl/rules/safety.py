@@ -23,8 +23,19 @@ def _extra_args(plan: Plan) -> Setting | None:
 
 
 def _flag_name(token: str) -> str:
-    name = token.split("=", 1)[0]
+    """`--max_model_len=8` -> `--max-model-len`; `-sc.method` -> `-sc` (vLLM's dotted JSON keys)."""
+    name = token.split("=", 1)[0].split(".", 1)[0]
     return "--" + name[2:].replace("_", "-") if name.startswith("--") else name
+
+
+def _is_managed(token: str) -> bool:
+    """Whether a flag sets what a managed flag sets, under any of vLLM's spellings."""
+    from spark_dsl.vllm_flags import flag_table
+
+    options: dict[str, str] = flag_table()["options"]
+    name = _flag_name(token)
+    managed = {options.get(f, f) for f in MANAGED_FLAGS}
+    return name in MANAGED_FLAGS or options.get(name) in managed
 
 
 @rule(
@@ -44,7 +55,7 @@ def managed_flags(plan: Plan) -> Iterator[Finding]:
     if setting is None:
         return
     for token in setting.value:
-        if _flag_name(token) in MANAGED_FLAGS:
+        if token.startswith("-") and _is_managed(token):
             yield Finding(
                 f"`{token}` in `extra_args` is a flag the compiler manages",
                 _resolved(setting),
