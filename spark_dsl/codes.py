@@ -45,15 +45,13 @@ class CodeDoc:
 def registry() -> dict[str, CodeDoc]:
     """Every code the compiler can report, by code, in code order."""
     from spark_dsl import front_end_codes
+    from spark_dsl.targets.codes import BUILD_CODES
 
     docs: dict[str, CodeDoc] = {}
-    sources = [front_end_codes.CODES]
-    try:
-        from spark_dsl.rules import registry as rule_registry
-    except ImportError:  # the rules layer is optional while it is being built
-        pass
-    else:
-        sources.append([rule.doc for rule in rule_registry.all_rules()])
+    sources = [front_end_codes.CODES, BUILD_CODES]
+    from spark_dsl.rules import registry as rule_registry
+
+    sources.append([rule.doc for rule in rule_registry.all_rules()])
     for group in sources:
         for doc in group:
             if doc.code in docs:

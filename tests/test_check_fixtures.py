@@ -18,7 +18,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PAIRS = sorted(FIXTURES.glob("codes/*.spark")) + sorted(FIXTURES.glob("rules/*.spark"))
 ALL = sorted(FIXTURES.glob("check/*.spark")) + PAIRS
 # Codes whose failing input cannot be a text fixture, and the test that covers them instead.
-COVERED_ELSEWHERE = {"SPK007": ("test_robustness.py", "test_binary_and_empty_files")}
+COVERED_ELSEWHERE = {
+    "SPK007": ("test_robustness.py", "test_binary_and_empty_files"),
+    "SPK513": ("targets/test_build_cli.py", "test_nothing_to_build_is_an_info_and_writes_nothing"),
+}
 EXPECT = re.compile(r"#\s*expect:\s*((?:SPK\d{3}[\s,]*)+)")
 
 
