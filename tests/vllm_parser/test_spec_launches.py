@@ -26,6 +26,21 @@ def test_every_spec_launch_parses(vllm_verify: Any, vllm_assert_all_ok: Callable
     vllm_assert_all_ok(vllm_verify(argvs, []))
 
 
+def test_every_vllm_config_file_parses_to_its_launch(
+    vllm_verify: Any, vllm_assert_all_ok: Callable[[Any], None]
+) -> None:
+    # The committed targets/ are what `spark build specs -o targets` writes (a test keeps them current).
+    result = run(collect_paths([str(REPO / "specs")], REPO), REPO)
+    configs = []
+    for plan in result.plans:
+        path = REPO / "targets" / plan.name / "vllm-config.yaml"
+        if path.exists():
+            (launch,) = plan.launches
+            configs.append({"path": path, "argv": launch.argv})
+    assert len(configs) >= 5
+    vllm_assert_all_ok(vllm_verify([], configs))
+
+
 def _plan(*args: str, cwd: Path, python: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "spark_dsl", "plan", *args, "--verify-vllm", "--vllm-python", str(python)],
