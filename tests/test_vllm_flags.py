@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from launch_samples import DSPARK, GOOD, MODEL
 
 from spark_dsl import vllm_flags
 from spark_dsl.catalog import VLLM_VERSION
@@ -20,23 +21,6 @@ from spark_dsl.vllm_verify import VllmVerifyError, default_python, verify_with_v
 
 REPO = Path(__file__).resolve().parent.parent
 TABLE = REPO / "spark_dsl" / "data" / "vllm_flags.json"
-MODEL = "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
-DSPARK = {
-    "method": "dspark",
-    "model": "Inferact/Muse-Spark-Open-DSpark",
-    "num_speculative_tokens": 7,
-}
-GOOD = [
-    "vllm", "serve", MODEL,
-    "--tensor-parallel-size", "8",
-    "--enable-expert-parallel",
-    "--no-enable-prefix-caching",
-    "--enable-chunked-prefill",
-    "--max-model-len", "32768",
-    "--speculative-config", json.dumps(DSPARK),
-    "--attention-backend", "TRITON_ATTN",
-    "--kv-cache-dtype", "fp8",
-]  # fmt: skip
 
 
 def with_options(*options: str) -> list[str]:

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from launch_samples import DSPARK, GOOD, MODEL
 
 from spark_dsl import vllm_flags
 from spark_dsl.vllm_verify import Verdict
@@ -17,23 +18,6 @@ from spark_dsl.vllm_verify import Verdict
 pytestmark = pytest.mark.vllm_parser
 
 REPO = Path(__file__).resolve().parents[2]
-MODEL = "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
-DSPARK = {
-    "method": "dspark",
-    "model": "Inferact/Muse-Spark-Open-DSpark",
-    "num_speculative_tokens": 7,
-}
-GOOD = [
-    "vllm", "serve", MODEL,
-    "--tensor-parallel-size", "8",
-    "--enable-expert-parallel",
-    "--no-enable-prefix-caching",
-    "--enable-chunked-prefill",
-    "--max-model-len", "32768",
-    "--speculative-config", json.dumps(DSPARK),
-    "--attention-backend", "TRITON_ATTN",
-    "--kv-cache-dtype", "fp8",
-]  # fmt: skip
 GOOD_YAML = """\
 tensor-parallel-size: 8
 enable-expert-parallel: true
