@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from spark_dsl.span import Location
-from spark_dsl.values import SecretRef
+from spark_dsl.values import Origin, SecretRef, Setting
 
 if TYPE_CHECKING:
     from spark_dsl.catalog import Accelerator, Checkpoint, Model
@@ -24,6 +24,17 @@ class Resolved:
     origin: str
     location: Location | None = None
     profile: str | None = None
+
+    @classmethod
+    def written(cls, value: Any, origin: Origin, key_span: bool = False) -> Resolved:
+        """A value the user (or one of their profiles) wrote, located at its value or its key."""
+        label = f"profile {origin.profile}" if origin.profile else USER
+        span = origin.key_span if key_span else origin.span
+        return cls(value, label, Location(origin.file, span), origin.profile)
+
+    @classmethod
+    def from_setting(cls, setting: Setting, key_span: bool = False) -> Resolved:
+        return cls.written(setting.value, setting.origin, key_span)
 
     @property
     def explicit(self) -> bool:

@@ -6,10 +6,9 @@ from typing import Any
 
 from spark_dsl import catalog
 from spark_dsl.loader import ResolvedDeployment
-from spark_dsl.plan.model import RECIPE_DEFAULT, USER, Plan, Pool, Resolved
-from spark_dsl.span import Location
+from spark_dsl.plan.model import RECIPE_DEFAULT, Plan, Pool, Resolved
 from spark_dsl.units import format_count
-from spark_dsl.values import Parallel, Setting, Speculative, TypedBody
+from spark_dsl.values import Parallel, Speculative, TypedBody
 
 # Keys a deployment body sets directly, resolved in this order.
 _PASSTHROUGH = ("kv_cache_dtype", "max_num_seqs", "gpu_memory_utilization", "allow_unvalidated")
@@ -27,15 +26,9 @@ def parse_speculative(text: str) -> Speculative:
     return Speculative(text)
 
 
-def _from_setting(setting: Setting, file_fallback: str | None = None) -> Resolved:
-    origin = setting.origin
-    label = f"profile {origin.profile}" if origin.profile else USER
-    return Resolved(setting.value, label, Location(origin.file, origin.span), origin.profile)
-
-
 def _explicit(body: TypedBody, key: str) -> Resolved | None:
     s = body.get(key)
-    return None if s is None else _from_setting(s)
+    return None if s is None else Resolved.from_setting(s)
 
 
 def band_of(concurrency: int) -> str:
@@ -92,8 +85,8 @@ class PlanBuilder:
         path = accelerator.vendor
         defaults = self.cat.path_defaults(path)
         settings: dict[str, Resolved] = {
-            "model": _from_setting(body.get("model")),  # type: ignore[arg-type]
-            "accelerator": _from_setting(body.get("accelerator")),  # type: ignore[arg-type]
+            "model": Resolved.from_setting(body.get("model")),  # type: ignore[arg-type]
+            "accelerator": Resolved.from_setting(body.get("accelerator")),  # type: ignore[arg-type]
         }
         settings["gpus"] = _explicit(body, "gpus") or Resolved(
             accelerator.gpus_per_node, f"accelerator default ({accelerator.display_name})"
@@ -127,7 +120,7 @@ class PlanBuilder:
             for key in ("concurrency", "goal"):
                 s = workload.get(key)
                 if s is not None:
-                    settings[key] = _from_setting(s)
+                    settings[key] = Resolved.from_setting(s)
 
         self._parallel_and_draft(settings, path, defaults, concurrency, goal)
         self._attention(settings, path, defaults)

@@ -147,13 +147,8 @@ def amd_no_dp(plan: Plan) -> Iterator[Finding]:
 
 
 def _block_resolved(plan: Plan, kind: str) -> Resolved | None:
-    from spark_dsl.span import Location
-
     block = plan.deployment.body.block(kind)
-    if block is None or block.origin is None:
-        return None
-    o = block.origin
-    return Resolved(True, f"profile {o.profile}" if o.profile else "user", Location(o.file, o.span), o.profile)
+    return None if block is None or block.origin is None else Resolved.written(True, block.origin)
 
 
 @rule(

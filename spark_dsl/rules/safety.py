@@ -7,14 +7,7 @@ from collections.abc import Iterator
 from spark_dsl.plan.launches import MANAGED_ENV, MANAGED_FLAGS
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
-from spark_dsl.span import Location
 from spark_dsl.values import Setting
-
-
-def _resolved(setting: Setting, key_span: bool = False) -> Resolved:
-    o = setting.origin
-    span = o.key_span if key_span else o.span
-    return Resolved(setting.value, f"profile {o.profile}" if o.profile else "user", Location(o.file, span), o.profile)
 
 
 def _extra_args(plan: Plan) -> Setting | None:
@@ -58,7 +51,7 @@ def managed_flags(plan: Plan) -> Iterator[Finding]:
         if token.startswith("-") and _is_managed(token):
             yield Finding(
                 f"`{token}` in `extra_args` is a flag the compiler manages",
-                _resolved(setting),
+                Resolved.from_setting(setting),
                 "set the matching key of the spec instead (see `spark explain SPK902`)",
                 label="managed flag",
             )
@@ -84,7 +77,7 @@ def unknown_flags(plan: Plan) -> Iterator[Finding]:
     for problem in check_argv(["vllm", "serve", "model", *setting.value]):
         yield Finding(
             f"`{problem.option}` in `extra_args`: {problem.message}",
-            _resolved(setting),
+            Resolved.from_setting(setting),
             "check the flag against `vllm serve --help=all` of the pinned release",
         )
 
@@ -109,7 +102,7 @@ def managed_env(plan: Plan) -> Iterator[Finding]:
         if name in MANAGED_ENV:
             yield Finding(
                 f"`{name}` in `serve.env` is a variable the compiler manages",
-                _resolved(setting, key_span=True),
+                Resolved.from_setting(setting, key_span=True),
                 "set the matching key of the spec instead (see `spark explain SPK904`)",
                 label="managed variable",
             )

@@ -22,17 +22,6 @@ SINGLE_HOST = {
 }
 
 
-def _resolved(setting: Setting, key_span: bool = False) -> Resolved:
-    o = setting.origin
-    span = o.key_span if key_span else o.span
-    return Resolved(
-        setting.value,
-        f"profile {o.profile}" if o.profile else "user",
-        Location(o.file, span),
-        o.profile,
-    )
-
-
 def _block_at(body: TypedBody, kind: str) -> Resolved | None:
     o = body.origin
     if o is None:
@@ -120,7 +109,7 @@ def kubernetes_namespace(plan: Plan) -> Iterator[Finding]:
         fixed = _suggest_label(setting.value)
         yield Finding(
             f"namespace {_shown(setting.value)} is not a valid Kubernetes namespace",
-            _resolved(setting),
+            Resolved.from_setting(setting),
             f'use lowercase letters, digits and `-` (at most 63), e.g. `"{fixed}"`',
             label="not a DNS-1123 label",
             replace_with=f'"{fixed}"',
@@ -156,7 +145,7 @@ def kubernetes_keys(plan: Plan) -> Iterator[Finding]:
             if problem is not None:
                 yield Finding(
                     f"`{block}` key {_shown(key)} is not a valid Kubernetes key: {problem}",
-                    _resolved(setting, key_span=True),
+                    Resolved.from_setting(setting, key_span=True),
                     'use a key such as `"team"` or `"example.com/team"`',
                     label="not a qualified name",
                 )
@@ -181,7 +170,7 @@ def kubernetes_label_values(plan: Plan) -> Iterator[Finding]:
                 fixed = re.sub(r"[^A-Za-z0-9_.-]+", "-", value).strip("-_.")[:63].strip("-_.")
                 yield Finding(
                     f"`{block}` value {_shown(value)} for {_shown(key)} is not a valid Kubernetes label value",
-                    _resolved(setting),
+                    Resolved.from_setting(setting),
                     f'use at most 63 letters, digits, `-`, `_` or `.`, e.g. `"{fixed}"`',
                     label="not a label value",
                     replace_with=f'"{fixed}"',
@@ -217,7 +206,7 @@ def kubernetes_env_secret(plan: Plan) -> Iterator[Finding]:
             name = ref.name.lower().replace("_", "-")
             yield Finding(
                 f'`{where}` reads env("{ref.name}"), but a Kubernetes pod has no host environment',
-                _resolved(setting),
+                Resolved.from_setting(setting),
                 f'store it in a Secret and refer to it: `secret("{name}")`',
                 label="not available in a pod",
                 replace_with=f'secret("{name}")' if DNS_LABEL.fullmatch(name) else None,
@@ -243,7 +232,7 @@ def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
     if volume.kind == "pvc" and not _fits(DNS_SUBDOMAIN, volume.name or "", 253):
         yield Finding(
             f"claim name {_shown(volume.name)} is not a valid PersistentVolumeClaim name",
-            _resolved(setting),
+            Resolved.from_setting(setting),
             'use lowercase letters, digits, `-` and `.`, e.g. `pvc("model-cache")`',
             label="not a DNS-1123 subdomain",
         )
@@ -251,7 +240,7 @@ def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
         relative = (volume.name or "").lstrip("./")
         yield Finding(
             f"host path {_shown(volume.name)} is not absolute",
-            _resolved(setting),
+            Resolved.from_setting(setting),
             f'write the full path on the node, e.g. `hostpath("/{relative}")`',
             label="relative path",
         )
@@ -274,7 +263,7 @@ def slurm_time_zero(plan: Plan) -> Iterator[Finding]:
     if setting is not None and setting.value == 0:
         yield Finding(
             "a Slurm time limit of 0 means no limit at all",
-            _resolved(setting),
+            Resolved.from_setting(setting),
             "give the job a real limit, e.g. `time = 12h`, or leave `time` out for the default 4h",
             label="zero",
             replace_with="12h",
@@ -302,7 +291,7 @@ def slurm_names(plan: Plan) -> Iterator[Finding]:
             listing = " (several partitions are separated by `,`)" if key == "partition" else ""
             yield Finding(
                 f"{key} {_shown(setting.value)} has characters Slurm does not accept in a name",
-                _resolved(setting),
+                Resolved.from_setting(setting),
                 f"use letters, digits, `_`, `.` and `-`{listing}",
                 label=f"not a Slurm {key}",
             )
@@ -327,10 +316,10 @@ def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:
     if seconds and timeout.value >= seconds:
         yield Finding(
             "`ready_timeout` is not shorter than the job's time limit",
-            _resolved(timeout),
+            Resolved.from_setting(timeout),
             "make `ready_timeout` shorter than `time`, leaving the job time to serve",
             label="never reached",
-            notes=(("the time limit is set here", _resolved(limit) if limit is not None else None),),
+            notes=(("the time limit is set here", Resolved.from_setting(limit) if limit is not None else None),),
         )
 
 
@@ -352,7 +341,7 @@ def slurm_output(plan: Plan) -> Iterator[Finding]:
     if not value or any(ch.isspace() or ch in "\"'\\" or not ch.isprintable() for ch in value):
         yield Finding(
             f"output path {_shown(value)} cannot go into an #SBATCH line",
-            _resolved(setting),
+            Resolved.from_setting(setting),
             'use a path without spaces, quotes or control characters, e.g. `"logs/%x-%j.out"`',
             label="not a plain path",
         )
@@ -377,7 +366,7 @@ def compose_project(plan: Plan) -> Iterator[Finding]:
         fixed = re.sub(r"[^a-z0-9_-]+", "-", setting.value.lower()).strip("-_") or plan.name
         yield Finding(
             f"project name {_shown(setting.value)} is not valid for Docker Compose",
-            _resolved(setting),
+            Resolved.from_setting(setting),
             f'use lowercase letters, digits, `_` and `-`, e.g. `"{fixed}"`',
             label="not a project name",
             replace_with=f'"{fixed}"',
@@ -403,7 +392,7 @@ def compose_model_cache(plan: Plan) -> Iterator[Finding]:
     if not value.startswith(("/", "./", "../", "~")):
         yield Finding(
             f"model_cache {_shown(value)} is not a host path; Compose would read it as a volume name",
-            _resolved(setting),
+            Resolved.from_setting(setting),
             f'write a path: `"./{value}"` next to compose.yaml, or an absolute one',
             label="not a path",
             replace_with=f'"./{value}"',
