@@ -83,7 +83,7 @@ def checked_run(paths: tuple[str, ...], root: Path) -> Any:
 
     try:
         return run(files, root, on_file=note)
-    except Exception as err:  # noqa: BLE001 - the one place a bug becomes exit 3, not a traceback
+    except Exception as err:
         _internal_failure(err)
 
 
@@ -127,7 +127,7 @@ def check(paths: tuple[str, ...], root: Path, fmt: str, deny: tuple[str, ...], n
     result = checked_run(paths, root)
     try:
         emit_diagnostics(result, fmt, no_color)
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         _internal_failure(err)
     sys.exit(exit_code(result, deny))
 
@@ -231,7 +231,7 @@ def plan(
             if result.diagnostics:
                 emit_diagnostics(result, "text", no_color)
         rejected = _verify_with_local_vllm(plans, vllm_python) if verify_vllm else 0
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         _internal_failure(err)
     sys.exit(EXIT_ERRORS if rejected else exit_code(result, ()))
 

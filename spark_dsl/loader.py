@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spark_dsl.diagnostics import DiagnosticSink, Note
+from spark_dsl.diagnostics import DiagnosticSink, Fix, Note
 from spark_dsl.schema import deployment_schema
 from spark_dsl.span import LineIndex, Location, Span
 from spark_dsl.syntax import ast
@@ -113,8 +113,8 @@ class Loader:
         scope: dict[str, ProfileDef] = {}
         module = source.module
         if module is not None:
-            for prof in module.profiles:
-                self._add_profile(scope, ProfileDef(prof, source), source, None)
+            for node in module.profiles:
+                self._add_profile(scope, ProfileDef(node, source), source, None)
             for imp in module.imports:
                 imported = self._import(source, imp)
                 if imported is None:
@@ -242,7 +242,7 @@ class Loader:
 
         close = did_you_mean(ident.name, tuple(scope))
         message = f"unknown profile `{ident.name}`"
-        fixes = ()
+        fixes: tuple[Fix, ...] = ()
         if close:
             message += f"; did you mean `{close}`?"
             fixes = (replacement(f"replace with `{close}`", source.name, ident.span, close),)

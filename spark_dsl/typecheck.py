@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from spark_dsl.diagnostics import DiagnosticSink, Note, replacement
+from spark_dsl.diagnostics import DiagnosticSink, Fix, Note, replacement
 from spark_dsl.schema import BlockSpec, KeySpec, Kind
 from spark_dsl.span import Location, Span
 from spark_dsl.syntax import ast
@@ -88,7 +88,7 @@ class BodyChecker:
         quote: str = "",
     ) -> None:
         close = did_you_mean(word, choices)
-        fixes = ()
+        fixes: tuple[Fix, ...] = ()
         if close is not None:
             message += f"; did you mean `{close}`?"
             fixes = (replacement(f"replace with `{close}`", self.file, span, f"{quote}{close}{quote}"),)
@@ -484,6 +484,7 @@ class BodyChecker:
         dp: int | None = None
         seen: set[str] = set()
         for term in terms:
+            args: tuple[ast.Arg, ...]
             if isinstance(term, ast.Symbol):
                 name, args = term.name, ()
             elif isinstance(term, ast.Call):

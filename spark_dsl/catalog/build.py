@@ -36,9 +36,9 @@ def load_sources() -> dict[str, Any]:
             problems.append(f"{path.name}: not valid YAML: {err}")
             continue
         validator = jsonschema.Draft202012Validator(schema)
-        for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
-            field = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-            problems.append(f"{path.name}: {field}: {err.message}")
+        for problem in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
+            field = ".".join(str(p) for p in problem.absolute_path) or "(top level)"
+            problems.append(f"{path.name}: {field}: {problem.message}")
         if isinstance(data, dict):
             merged.update(data)
     if problems:

@@ -80,7 +80,7 @@ class Vllm:
         self.version: str = vllm.__version__
         self.AttentionConfig = AttentionConfig
         self.EngineArgs = EngineArgs
-        self.validate_parsed_serve_args = None
+        self.validate_parsed_serve_args: Any = None
         for mod in ("common", "launchers", "openai"):  # moved between releases
             with contextlib.suppress(ImportError, AttributeError):
                 self.validate_parsed_serve_args = importlib.import_module(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from spark_dsl import catalog
 from spark_dsl.plan.model import Launch, Plan, Pool
@@ -42,7 +43,7 @@ MANAGED_ENV = (
 )
 
 
-def _json(value: dict[str, object]) -> str:
+def _json(value: Mapping[str, object]) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 

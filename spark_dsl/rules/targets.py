@@ -231,7 +231,7 @@ def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
     volume: Volume = setting.value
     if volume.kind == "pvc" and not _fits(DNS_SUBDOMAIN, volume.name or "", 253):
         yield Finding(
-            f"claim name {_shown(volume.name)} is not a valid PersistentVolumeClaim name",
+            f"claim name {_shown(volume.name or '')} is not a valid PersistentVolumeClaim name",
             Resolved.from_setting(setting),
             'use lowercase letters, digits, `-` and `.`, e.g. `pvc("model-cache")`',
             label="not a DNS-1123 subdomain",
@@ -239,7 +239,7 @@ def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
     elif volume.kind == "hostpath" and not (volume.name or "").startswith("/"):
         relative = (volume.name or "").lstrip("./")
         yield Finding(
-            f"host path {_shown(volume.name)} is not absolute",
+            f"host path {_shown(volume.name or '')} is not absolute",
             Resolved.from_setting(setting),
             f'write the full path on the node, e.g. `hostpath("/{relative}")`',
             label="relative path",

@@ -122,7 +122,7 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
     from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
     if isinstance(err, UnexpectedCharacters):
-        pos = err.pos_in_stream
+        pos = err.pos_in_stream or 0
         ch = text[pos] if pos < len(text) else ""
         if ch == '"':
             end = text.find("\n", pos)

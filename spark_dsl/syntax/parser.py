@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from spark_dsl.diagnostics import Diagnostic, Severity
 from spark_dsl.span import Location, Span
@@ -91,5 +91,6 @@ def parse(text: str, file: str) -> ParseResult:
             )
             return ParseResult(None, diagnostic)
         comments = tuple(_comments.current)
-    module = ast.Module(tuple(statements), comments, Span(0, len(text)))
+    # The inline AstBuilder turns the start rule into a list of statements, not a tree.
+    module = ast.Module(tuple(cast("list[ast.Statement]", statements)), comments, Span(0, len(text)))
     return ParseResult(module, None)

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from spark_dsl.targets.build import EXECUTABLE, DeploymentOutput
 
@@ -50,7 +51,7 @@ def read_manifest(out_dir: Path) -> dict[str, dict[str, object]]:
         return {}
 
 
-def manifest_text(outputs: list[DeploymentOutput], carried: dict[str, dict[str, object]]) -> str:
+def manifest_text(outputs: list[DeploymentOutput], carried: dict[str, dict[str, Any]]) -> str:
     """The manifest: every deployment folder this output directory holds, sorted by name."""
     entries = {o.name: {"name": o.name, "source": o.source, "files": list(o.files)} for o in outputs}
     for name, entry in carried.items():
