@@ -54,7 +54,8 @@ class SparkLexer(Lexer):
             if m is None:
                 line = text.count("\n", 0, pos) + 1
                 column = pos - text.rfind("\n", 0, pos)
-                raise UnexpectedCharacters(text, pos, line, column, state=parser_state)
+                # Lark's exception classes carry no annotations; the call is the documented one.
+                raise UnexpectedCharacters(text, pos, line, column, state=parser_state)  # type: ignore[no-untyped-call]
             kind = m.lastgroup
             assert kind is not None
             stop = m.end()
