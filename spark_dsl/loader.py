@@ -40,7 +40,6 @@ class ProfileDef:
     node: ast.Profile
     source: SourceFile
     typed: TypedBody | None = None
-    resolved: TypedBody | None = None
 
 
 @dataclass
@@ -64,6 +63,11 @@ class Loader:
     files: dict[Path, SourceFile] = field(default_factory=dict)
     _scopes: dict[Path, dict[str, ProfileDef]] = field(default_factory=dict)
     _loading: list[Path] = field(default_factory=list)
+    # Profiles merged with what they extend, per extends-chain (a cycle's result depends on
+    # where it was entered), so a profile shared by many deployments is merged once.
+    _resolved: dict[tuple[Path, str, tuple[str, ...]], tuple[TypedBody, tuple[str, ...]]] = field(
+        default_factory=dict
+    )
 
     def display(self, path: Path) -> str:
         try:
@@ -231,9 +235,12 @@ class Loader:
     def resolved_profile(
         self, prof: ProfileDef, chain: tuple[str, ...], deployment: str | None
     ) -> tuple[TypedBody, tuple[str, ...]]:
-        scope = self.scope(prof.source)
-        base, names = self._resolve_extends(prof.node.extends, scope, prof.source, chain, deployment)
-        return base.merged_with(self.typed_profile(prof)), (*names, prof.node.name.name)
+        key = (prof.source.path, prof.node.name.name, chain)
+        if key not in self._resolved:
+            scope = self.scope(prof.source)
+            base, names = self._resolve_extends(prof.node.extends, scope, prof.source, chain, deployment)
+            self._resolved[key] = base.merged_with(self.typed_profile(prof)), (*names, prof.node.name.name)
+        return self._resolved[key]
 
     def _unknown_profile(
         self, ident: ast.Ident, scope: dict[str, ProfileDef], source: SourceFile, deployment: str | None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def run(
     root: Path,
     overlays: dict[Path, str] | None = None,
     *,
-    on_file: object = None,
+    on_file: Callable[[Path], None] | None = None,
 ) -> RunResult:
     """Parse, load and check `paths` in one process; never raises for bad input."""
     # A run allocates many small objects and no reference cycles: the cyclic collector's
@@ -81,13 +82,15 @@ def run(
             gc.enable()
 
 
-def _run(paths: list[Path], root: Path, overlays: dict[Path, str] | None, on_file: object) -> RunResult:
+def _run(
+    paths: list[Path], root: Path, overlays: dict[Path, str] | None, on_file: Callable[[Path], None] | None
+) -> RunResult:
     sink = DiagnosticSink()
     loader = Loader(root, sink, overlays={p.resolve(): t for p, t in (overlays or {}).items()})
     files: list[SourceFile] = []
     deployments: list[ResolvedDeployment] = []
     for path in paths:
-        if callable(on_file):
+        if on_file is not None:
             on_file(path)
         source = loader.source(path)
         if source is None:
@@ -156,9 +159,9 @@ def ignored_codes(source: SourceFile) -> dict[int, set[str]]:
     return out
 
 
-def _apply_ignores(diagnostics: list[Diagnostic], sources: object) -> list[Diagnostic]:
+def _apply_ignores(diagnostics: list[Diagnostic], sources: Iterable[SourceFile]) -> list[Diagnostic]:
     """Drops warnings and infos silenced on their line or the line above; errors always stay."""
-    by_name = {s.name: s for s in sources}  # type: ignore[attr-defined]
+    by_name = {s.name: s for s in sources}
     cache: dict[str, dict[int, set[str]]] = {}
     kept = []
     for d in diagnostics:

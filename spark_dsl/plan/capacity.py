@@ -23,7 +23,6 @@ def estimate(plan: Plan, pool: Pool) -> CapacityEstimate | None:
         utilization=utilization,
         weights_gb=plan.checkpoint.weights_gb,
         draft_gb=plan.model.draft.weights_gb if speculative.mode == "dspark" else 0.0,
-        kv_dtype_bytes=dtype_bytes,
         kv_bytes_per_token=arch.full_attention_layers * per_layer,
         sliding_bytes_per_token=arch.sliding_window_layers * per_layer,
         sliding_window=arch.sliding_window,

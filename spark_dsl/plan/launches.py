@@ -58,11 +58,8 @@ def model_id(plan: Plan) -> str:
 
 def api_port(plan: Plan) -> int:
     serve = plan.deployment.body.block("serve")
-    return (
-        int(serve.value("port", None) or catalog.load().recipe["ports"]["api"])
-        if serve
-        else int(catalog.load().recipe["ports"]["api"])
-    )
+    port = serve.value("port") if serve else None
+    return int(port or catalog.load().recipe["ports"]["api"])
 
 
 class LaunchBuilder:

@@ -74,7 +74,6 @@ class CapacityEstimate:
     utilization: float
     weights_gb: float
     draft_gb: float
-    kv_dtype_bytes: int
     kv_bytes_per_token: int
     sliding_bytes_per_token: int
     sliding_window: int

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from spark_dsl.diagnostics import Diagnostic, Note, Severity
+from spark_dsl.diagnostics import Diagnostic, Severity
 from spark_dsl.span import LineIndex, Location, Span
 
 if TYPE_CHECKING:
@@ -187,7 +187,6 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
             label="reserved word",
             help=f"choose another name; `{tok}` is reserved by the language",
         )
-    notes: tuple[Note, ...] = ()
     help_text = _help_for(words, before, tok)
     return Diagnostic(
         "SPK001",
@@ -196,7 +195,6 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
         Location(file, span),
         label=f"expected {_join(words)}",
         help=help_text,
-        notes=notes,
     )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from spark_dsl.codes import CodeDoc
 
 NOTHING_TO_BUILD = "SPK513"
-CANNOT_EXPRESS = "SPK501"  # shared with the rule of the same code for declared targets
 
 BUILD_CODES = [
     CodeDoc(

@@ -16,6 +16,7 @@ GENERATOR = "spark build"
 class TargetError(Exception):
     """This target cannot express this plan: the build reports it and writes nothing for it."""
 
+    # SPK501 is shared with the rule that reports the same problem for declared targets.
     def __init__(self, message: str, code: str = "SPK501") -> None:
         super().__init__(message)
         self.code = code
