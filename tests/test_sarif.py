@@ -141,3 +141,44 @@ def test_machine_formats_keep_the_cold_check_path_light(project: Any, fmt: str) 
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "|" in line}
     heavy = {"jsonschema", "yaml", "pydantic", "pygls", "lsprotocol"}
     assert not heavy & {name.split(".")[0] for name in imported}
+
+
+# A file name that is not a valid URI as written: space, comma, `#` (a fragment), `%` (an escape)
+# and non-ASCII letters. Code scanning rejects such a `uri` (SARIF1002), so it must be percent-encoded.
+ODD_NAME = "odd dir,v2/spec #1 100% grüße Ωmega.spark"
+
+
+def test_odd_paths_are_percent_encoded_uri_references(spark: Any, project: Any) -> None:
+    from urllib.parse import unquote, urlsplit
+
+    root = project({ODD_NAME: BROKEN})
+    (root / ".git").mkdir()
+    log = json.loads(spark("check", "--format", "sarif", ".", cwd=root).stdout)
+    checker = jsonschema.FormatChecker()
+    # Without a validator package, jsonschema silently accepts any `uri-reference`.
+    assert "uri-reference" in checker.checkers, "install the test extras (rfc3986-validator)"
+    jsonschema.Draft4Validator(SCHEMA, format_checker=checker).validate(log)
+    run = log["runs"][0]
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]]
+    uris += [
+        change["artifactLocation"]["uri"]
+        for r in run["results"]
+        for fix in r.get("fixes", [])
+        for change in fix["artifactChanges"]
+    ]
+    assert uris
+    for uri in uris:
+        assert checker.conforms(uri, "uri-reference"), uri
+        assert uri.isascii() and " " not in uri and "," not in uri
+        parts = urlsplit(uri)
+        assert (parts.scheme, parts.netloc, parts.query, parts.fragment) == ("", "", "", "")
+        assert unquote(parts.path) == ODD_NAME
+    assert uris[0] == "odd%20dir%2Cv2/spec%20%231%20100%25%20gr%C3%BC%C3%9Fe%20%CE%A9mega.spark"
+
+
+def test_the_driver_names_where_the_tool_is_documented(spark: Any, repo: Path) -> None:
+    log = json.loads(spark("check", "--format", "sarif", "specs", cwd=repo).stdout)
+    driver = log["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://github.com/spark-dsl/spark-dsl"
+    checker = jsonschema.FormatChecker()
+    jsonschema.Draft4Validator(SCHEMA, format_checker=checker).validate(log)

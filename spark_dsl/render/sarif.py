@@ -7,6 +7,7 @@ import os
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from spark_dsl.diagnostics import Diagnostic, Fix, Severity
 from spark_dsl.loader import SourceFile
@@ -16,6 +17,8 @@ from spark_dsl.span import Location
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 # Results name files relative to the repository; code scanning resolves them against its checkout.
 SOURCE_ROOT = "%SRCROOT%"
+# The project's canonical home (also in pyproject's [project.urls]).
+INFORMATION_URI = "https://github.com/spark-dsl/spark-dsl"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -41,6 +44,12 @@ def repository_path(location_file: str, sources: dict[str, SourceFile]) -> str:
         return Path(os.path.relpath(path)).as_posix()
 
 
+def artifact_uri(location_file: str, sources: dict[str, SourceFile]) -> str:
+    """The repository path as an RFC 3986 relative reference: everything but letters, digits, `-._~`
+    and `/` percent-encoded from UTF-8, so a space, `,`, `#`, `%` or `ü` stays part of the path."""
+    return quote(repository_path(location_file, sources), safe="/")
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -62,7 +71,7 @@ def _region(pos: Position) -> dict[str, int]:
 def _physical(location: Location, sources: dict[str, SourceFile]) -> dict[str, Any]:
     return {
         "artifactLocation": {
-            "uri": repository_path(location.file, sources),
+            "uri": artifact_uri(location.file, sources),
             "uriBaseId": SOURCE_ROOT,
         },
         "region": _region(position(location, sources)),
@@ -99,7 +108,7 @@ def _fix(fix: Fix, sources: dict[str, SourceFile]) -> dict[str, Any]:
         "description": {"text": fix.message},
         "artifactChanges": [
             {
-                "artifactLocation": {"uri": repository_path(f, sources), "uriBaseId": SOURCE_ROOT},
+                "artifactLocation": {"uri": artifact_uri(f, sources), "uriBaseId": SOURCE_ROOT},
                 "replacements": replacements,
             }
             for f, replacements in by_file.items()
@@ -150,6 +159,7 @@ def sarif_log(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> 
         "name": "spark",
         "fullName": "spark-dsl: the .spark deployment language compiler",
         "version": _version(),
+        "informationUri": INFORMATION_URI,
         "rules": [_rule(code) for code in codes],
     }
     return {
