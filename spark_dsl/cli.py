@@ -133,17 +133,26 @@ def check(paths: tuple[str, ...], root: Path, fmt: str, deny: tuple[str, ...], n
 
 
 @main.command()
-@click.argument("code")
+@click.argument("code", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
-def explain(code: str, fmt: str) -> None:
+@click.option("--list", "list_codes", is_flag=True, help="List every code with its severity and title.")
+def explain(code: str | None, fmt: str, list_codes: bool) -> None:
     """What a diagnostic code means, the recipe statement behind it, a failing and a fixed example."""
-    from spark_dsl.codes import close_codes, lookup
+    from spark_dsl.codes import close_codes, listing, lookup
 
+    if list_codes or code is None:
+        if code is not None:
+            _usage("give a code or --list, not both")
+        if not list_codes:
+            _usage("give a code (`spark explain SPK212`), or --list for every code")
+        sys.stdout.write(listing())
+        return
     doc = lookup(code)
     if doc is None:
         close = close_codes(code)
         hint = f"; close codes: {', '.join(close)}" if close else ""
-        _usage(f"unknown diagnostic code {code!r}{hint} (see docs/rules.md for the full list)")
+        # Self-contained: an installed spark-dsl has no docs/ folder to point at.
+        _usage(f"unknown diagnostic code {code!r}{hint} (`spark explain --list` lists every code)")
     sys.stdout.write(doc.markdown() if fmt == "markdown" else doc.text())
 
 

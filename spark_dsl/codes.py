@@ -111,6 +111,20 @@ def reference_markdown() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def listing() -> str:
+    """`spark explain --list`: every code with its severity and title, by range, from the registry
+    itself, so an installed spark-dsl needs no docs folder to say which codes exist."""
+    docs = registry()
+    width = max(len(d.severity) for d in docs.values())
+    groups: list[str] = []
+    for prefix, title in RANGES:
+        codes = [d for c, d in docs.items() if c.startswith(prefix)]
+        if codes:
+            lines = [f"{prefix}xx: {title}", *(f"{d.code}  {d.severity:<{width}}  {d.title}" for d in codes)]
+            groups.append("\n".join(lines))
+    return "\n\n".join(groups) + "\n"
+
+
 def _anchor(title: str) -> str:
     import re
 
