@@ -184,9 +184,19 @@ def lsp(stdio: bool) -> None:
 
     missing = [name for name in ("pygls", "lsprotocol") if find_spec(name) is None]
     if missing:
+        # Regular dependencies: only an install made with --no-deps lacks them. Name them with
+        # the ranges spark-dsl's own metadata gives, so the fix installs what it was built for.
+        from importlib.metadata import PackageNotFoundError, requires
+
+        try:
+            declared = requires("spark-dsl") or []
+        except PackageNotFoundError:
+            declared = []
+        plain = [r.replace(" ", "") for r in declared if ";" not in r]  # not the extras' entries
+        wanted = [next((r for r in plain if r.startswith(name)), name) for name in missing]
         _usage(
-            f"`spark lsp` needs {' and '.join(missing)}: install the language-server extra "
-            "with `pip install 'spark-dsl[lsp]'`"
+            f"`spark lsp` needs {' and '.join(missing)}, which spark-dsl depends on but this "
+            f"environment lacks: pip install {' '.join(repr(w) for w in wanted)}"
         )
     from spark_dsl.lsp.server import serve
 
