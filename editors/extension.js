@@ -1,27 +1,19 @@
-// Starts `spark lsp` for .spark files. Highlighting comes from the grammar alone, so the
-// extension stays useful (with a hint) when vscode-languageclient is not installed yet.
+// Starts `spark lsp` for .spark files. esbuild bundles this file with vscode-languageclient into
+// dist/extension.js (`npm run build`, run by `vsce package`), so the .vsix carries no node_modules.
 "use strict";
 const vscode = require("vscode");
+const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
 
 let client;
 
 function activate(context) {
-  let lsp;
-  try {
-    lsp = require("vscode-languageclient/node");
-  } catch (err) {
-    vscode.window.showWarningMessage(
-      "Spark: run `npm install` in the extension folder to enable the language server."
-    );
-    return;
-  }
   const [command, ...args] = vscode.workspace
     .getConfiguration("spark")
     .get("server.command", ["spark", "lsp"]);
-  client = new lsp.LanguageClient(
+  client = new LanguageClient(
     "spark",
     "Spark language server",
-    { command, args, transport: lsp.TransportKind.stdio },
+    { command, args, transport: TransportKind.stdio },
     { documentSelector: [{ language: "spark" }] }
   );
   context.subscriptions.push(client);
