@@ -1,0 +1,215 @@
+"""docs/keys.md: every key and block of the language, generated from the schema table.
+
+`python -m spark_dsl.keys_reference > docs/keys.md` writes it; tests/test_keys_reference.py fails
+when the file is stale, when a key has no "used by" entry below, and when an entry disagrees with
+what the emitters really do (it builds a reference deployment with and without each key).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spark_dsl.schema import TARGET_KINDS, BlockSpec, KeySpec, Kind, deployment_schema
+from spark_dsl.units import FAMILY_UNITS
+
+ALL_TARGETS = TARGET_KINDS
+# Prefill/decode disaggregation runs on several nodes: only these targets can build it.
+MULTI_NODE = ("shell", "slurm", "kubernetes")
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    """Which targets' outputs a key changes, and through what."""
+
+    targets: tuple[str, ...]
+    how: str
+
+
+LAUNCH = Use(ALL_TARGETS, "the vLLM launch")
+# Keys outside `target` blocks, by dotted path. Keys inside `target KIND { }` change that target only.
+USED_BY: dict[str, Use] = {
+    "model": Use(ALL_TARGETS, "the vLLM launch (the model served)"),
+    "accelerator": Use(ALL_TARGETS, "the vLLM launch, the image's vendor and the GPU resources"),
+    "gpus": Use(ALL_TARGETS, "the vLLM launch and the GPU resources"),
+    "nodes": Use(ALL_TARGETS, "the launches per node; more than one needs shell, slurm or kubernetes"),
+    "checkpoint": LAUNCH,
+    "parallel": LAUNCH,
+    "speculative": LAUNCH,
+    "attention": LAUNCH,
+    "frontend": LAUNCH,
+    "max_model_len": LAUNCH,
+    "max_num_seqs": LAUNCH,
+    "kv_cache_dtype": LAUNCH,
+    "modalities": LAUNCH,
+    "prefix_caching": LAUNCH,
+    "chunked_prefill": LAUNCH,
+    "model_runner": LAUNCH,
+    "gpu_memory_utilization": LAUNCH,
+    "allow_unvalidated": Use((), "no output: it turns 'not validated' errors into warnings"),
+    "workload.concurrency": Use(ALL_TARGETS, "the launch, through the AMD workload policy's `parallel` and draft"),
+    "workload.goal": Use(ALL_TARGETS, "the launch, through the AMD workload policy's `parallel` and draft"),
+    "serve.port": Use(ALL_TARGETS, "the vLLM launch, ports, probes and health checks"),
+    "serve.host": LAUNCH,
+    "serve.served_model_name": LAUNCH,
+    "serve.api_key": Use(ALL_TARGETS, "the launch's environment (from the secret), never its text"),
+    "serve.extra_args": LAUNCH,
+    "serve.env": Use(ALL_TARGETS, "the launch's environment"),
+    "runtime.image": Use(("compose", "slurm", "kubernetes"), "the container image (Slurm: with `container`)"),
+    "runtime.model_path": LAUNCH,
+    "runtime.hf_token": Use(ALL_TARGETS, "the launch's environment; `env(...)` only where a host environment exists"),
+    "runtime.model_cache": Use(("compose", "slurm"), "the host folder mounted as the model cache"),
+    "runtime.shm_size": Use(("compose", "kubernetes"), "the container's shared memory"),
+    "disaggregation.connector": Use(MULTI_NODE, "the P/D launches' KV transfer configuration"),
+    "disaggregation.prefill.nodes": Use(MULTI_NODE, "the prefill pool's launches"),
+    "disaggregation.prefill.parallel": Use(MULTI_NODE, "the prefill pool's launches"),
+    "disaggregation.decode.nodes": Use(MULTI_NODE, "the decode pool's launches"),
+    "disaggregation.decode.parallel": Use(MULTI_NODE, "the decode pool's launches"),
+}
+
+_KIND_VALUES = {
+    Kind.INTEGER: "a whole number, no unit",
+    Kind.BOOL: "`true`, `false`",
+    Kind.STRING: 'a string, `"..."`',
+    Kind.MODEL: "",
+    Kind.FRACTION: "a number in (0, 1]",
+    Kind.PARALLEL: "`tp`, `tp(N)`, `ep`, `dp(N)` joined by `+`; or `auto`",
+    Kind.SPECULATIVE: "`none`, `dspark`, `dspark(adaptive)`, `dspark(tokens = N)`, `auto`",
+    Kind.SECRET: '`secret("name")` or `env("NAME")`, never a literal',
+    Kind.VOLUME: '`pvc("name")`, `hostpath("/path")` or `emptydir`',
+    Kind.STRING_LIST: 'a list of strings, `["...", "..."]`',
+}
+
+
+def used_by(path: str) -> Use | None:
+    """The use of a key by dotted path; keys of `target.KIND...` belong to that target."""
+    parts = path.split(".")
+    if parts[0] == "target" and len(parts) > 2:
+        return Use((parts[1],), "")
+    return USED_BY.get(path)
+
+
+def _values(spec: KeySpec) -> str:
+    if spec.kind in (Kind.SYMBOL, Kind.SYMBOL_LIST, Kind.MODEL):
+        shown = ", ".join(f"`{s}`" for s in spec.symbols)
+        return f"a list of {shown}" if spec.kind is Kind.SYMBOL_LIST else shown
+    if spec.kind.value in FAMILY_UNITS:
+        suffixes = " ".join(f"`{u}`" for u in FAMILY_UNITS[spec.kind.value])
+        text = f"a number with a unit: {suffixes}"
+    else:
+        text = _KIND_VALUES.get(spec.kind, "")
+    bounds = []
+    if spec.minimum is not None:
+        bounds.append(f">= {spec.minimum}")
+    if spec.maximum is not None:
+        bounds.append(f"<= {spec.maximum}")
+    return "; ".join(filter(None, [text, " and ".join(bounds)]))
+
+
+def _targets(use: Use | None) -> str:
+    if use is None:
+        return "**undocumented**"
+    if not use.targets:
+        return "none"
+    return "all" if use.targets == ALL_TARGETS else ", ".join(use.targets)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|") if text else "—"
+
+
+def _key_rows(block: BlockSpec, path: str) -> list[str]:
+    rows = []
+    for spec in block.keys.values():
+        dotted = f"{path}.{spec.name}" if path else spec.name
+        use = used_by(dotted)
+        where = _targets(use)
+        if use is not None and use.how:
+            where = f"{where}: {use.how}" if use.targets else f"{where} ({use.how})"
+        rows.append(
+            f"| `{spec.name}` | {spec.kind.value} | {_cell(_values(spec))} | {_cell(spec.default)} "
+            f"| {_cell(where)} | {_cell(spec.doc)} |"
+        )
+    return rows
+
+
+def _heading(path: str) -> str:
+    """`serve { env { } }` for serve.env; `target kubernetes { labels { } }` for target.kubernetes.labels."""
+    parts = path.split(".")
+    if parts[0] == "target":
+        parts = [f"target {parts[1]}", *parts[2:]]
+    return "`" + " ".join(f"{p} {{" for p in parts) + " " + " ".join("}" * len(parts)) + "`"
+
+
+def _block_sections(block: BlockSpec, path: str, out: list[str]) -> None:
+    children = [(name, child) for name, child in block.blocks.items()]
+    children += [(name, child) for name, child in (block.labels or {}).items()]
+    for name, child in children:
+        child_path = f"{path}.{name}" if path else name
+        if child.labels is not None:  # `target`: one section per kind
+            _block_sections(child, child_path, out)
+            continue
+        out += [f"## {_heading(child_path)}", "", child.doc[0].upper() + child.doc[1:] + "."]
+        if child.map_of is not None:
+            use = used_by(child_path)
+            out += [
+                "",
+                f"A map: `NAME = {child.map_of.value}` lines, names chosen by you (quoted if they are "
+                f"not identifiers). Used by: {_targets(use)}" + (f" ({use.how})." if use and use.how else "."),
+            ]
+        if child.keys:
+            out += ["", *_TABLE_HEAD, *_key_rows(child, child_path)]
+        out.append("")
+        _block_sections(child, child_path, out)
+
+
+_TABLE_HEAD = [
+    "| key | type | values | default | used by | what |",
+    "|---|---|---|---|---|---|",
+]
+
+
+def reference_markdown() -> str:
+    schema = deployment_schema()
+    out = [
+        "# Key reference",
+        "",
+        "Every key and block a deployment (or profile) body takes. Generated by",
+        "`python -m spark_dsl.keys_reference > docs/keys.md` from the schema table",
+        "(`spark_dsl/schema.py`), which the checker, the formatter and the language server read",
+        "too; a test fails when this file is stale.",
+        "",
+        "- **values**: what may be written; quantities take the unit suffixes listed (see",
+        "  [language.md](language.md#units)). **default**: what applies when the key is not set;",
+        '  "by recipe path" means the recipe\'s choice for the model, accelerator and checkpoint',
+        "  (`spark plan` shows it with its origin).",
+        f"- **used by**: the targets ({', '.join(f'`{t}`' for t in TARGET_KINDS)}) whose output the",
+        "  key changes, and through what; a test builds a reference deployment with and without",
+        "  each key and compares.",
+        "",
+        "## `deployment NAME { }` and `profile NAME { }`",
+        "",
+        *_TABLE_HEAD,
+        *_key_rows(schema, ""),
+        "",
+    ]
+    _block_sections(schema, "", out)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def all_key_paths(block: BlockSpec | None = None, path: str = "") -> list[str]:
+    """Dotted paths of every key and map block, in schema order."""
+    block = block or deployment_schema()
+    found = [f"{path}.{k}" if path else k for k in block.keys]
+    children = list(block.blocks.items()) + list((block.labels or {}).items())
+    for name, child in children:
+        child_path = f"{path}.{name}" if path else name
+        if child.map_of is not None:
+            found.append(child_path)
+        found += all_key_paths(child, child_path)
+    return found
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(reference_markdown())

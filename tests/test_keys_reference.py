@@ -1,0 +1,180 @@
+"""docs/keys.md is current, covers every key, and its "used by" column is what the emitters do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spark_dsl.diagnostics import Severity
+from spark_dsl.keys_reference import all_key_paths, reference_markdown, used_by
+from spark_dsl.pipeline import run
+from spark_dsl.targets.build import EMITTERS, build
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Reference deployments: body lines, one per key or block. A sample line setting a key the base
+# sets (or a target the base declares) replaces that line; any other sample line is added.
+BASES = {
+    # One node, every target (Slurm in a container, so `runtime.image` can show there too).
+    "single": [
+        "model = muse-spark-open",
+        "accelerator = b200",
+        "target shell {}",
+        "target compose {}",
+        "target slurm { container = pyxis }",
+        "target kubernetes {}",
+        "target vllm-config {}",
+    ],
+    # AMD, where the workload policy picks `parallel` and the draft.
+    "amd": [
+        "model = muse-spark-open",
+        "accelerator = mi355x",
+        "checkpoint = mxfp4",
+        "target shell {}",
+        "target compose {}",
+        "target slurm {}",
+        "target kubernetes {}",
+        "target vllm-config {}",
+    ],
+    # The targets that run on several nodes.
+    "multi": [
+        "model = muse-spark-open",
+        "accelerator = b200",
+        "target shell {}",
+        "target slurm {}",
+        "target kubernetes {}",
+    ],
+    # Prefill/decode disaggregation (several nodes, so only the multi-node targets).
+    "pd": [
+        "model = muse-spark-open",
+        "accelerator = b200",
+        "disaggregation { prefill { nodes = 1 } decode { nodes = 1 } }",
+        "target shell {}",
+        "target slurm {}",
+        "target kubernetes {}",
+    ],
+}
+
+# For each key: the base and the lines that set it to something other than its default.
+SAMPLES: dict[str, tuple[str, list[str]]] = {
+    "accelerator": ("single", ["accelerator = mi355x"]),
+    "gpus": ("single", ["gpus = 4"]),
+    "nodes": ("multi", ["nodes = 2", "parallel = dp(2) + tp + ep"]),
+    "checkpoint": ("amd", ["checkpoint = bf16"]),
+    "parallel": ("single", ["parallel = tp"]),
+    "speculative": ("single", ["speculative = none"]),
+    "attention": ("single", ["attention = flashinfer"]),
+    "frontend": ("single", ["frontend = python"]),
+    "max_model_len": ("single", ["max_model_len = 64K"]),
+    "max_num_seqs": ("single", ["max_num_seqs = 16"]),
+    "kv_cache_dtype": ("single", ["kv_cache_dtype = fp8"]),
+    "modalities": ("single", ["modalities = [text]"]),
+    "prefix_caching": ("single", ["prefix_caching = false"]),
+    "chunked_prefill": ("single", ["chunked_prefill = false"]),
+    "model_runner": ("single", ["model_runner = v2"]),
+    "gpu_memory_utilization": ("single", ["gpu_memory_utilization = 0.8"]),
+    "allow_unvalidated": ("single", ["allow_unvalidated = true"]),
+    "workload.concurrency": ("amd", ["workload { concurrency = 256 }"]),
+    "workload.goal": ("amd", ["workload { goal = throughput }"]),
+    "serve.port": ("single", ["serve { port = 9000 }"]),
+    "serve.host": ("single", ['serve { host = "127.0.0.1" }']),
+    "serve.served_model_name": ("single", ['serve { served_model_name = "muse" }']),
+    "serve.api_key": ("single", ['serve { api_key = secret("vllm-api-key") }']),
+    "serve.extra_args": ("single", ['serve { extra_args = ["--seed", "1"] }']),
+    "serve.env": ("single", ['serve { env { VLLM_LOGGING_LEVEL = "DEBUG" } }']),
+    "runtime.image": ("single", ['runtime { image = "registry.example/vllm:1" }']),
+    "runtime.model_path": ("single", ['runtime { model_path = "/models/muse" }']),
+    "runtime.hf_token": ("single", ['runtime { hf_token = secret("hf-token") }']),
+    "runtime.model_cache": ("single", ['runtime { model_cache = "/srv/cache" }']),
+    "runtime.shm_size": ("single", ["runtime { shm_size = 64GiB }"]),
+    "disaggregation.prefill.parallel": (
+        "pd",
+        ["disaggregation { prefill { nodes = 1 parallel = tp } decode { nodes = 1 } }"],
+    ),
+    "disaggregation.decode.parallel": (
+        "pd",
+        ["disaggregation { prefill { nodes = 1 } decode { nodes = 1 parallel = tp } }"],
+    ),
+    "target.compose.project": ("single", ['target compose { project = "muse" }']),
+    "target.compose.restart": ("single", ["target compose { restart = always }"]),
+    "target.compose.model_cache": ("single", ['target compose { model_cache = "/srv/cache" }']),
+    "target.compose.start_period": ("single", ["target compose { start_period = 1h }"]),
+    "target.slurm.partition": ("single", ['target slurm { container = pyxis partition = "gpu" }']),
+    "target.slurm.account": ("single", ['target slurm { container = pyxis account = "team" }']),
+    "target.slurm.qos": ("single", ['target slurm { container = pyxis qos = "high" }']),
+    "target.slurm.time": ("single", ["target slurm { container = pyxis time = 12h }"]),
+    "target.slurm.container": ("single", ["target slurm { container = apptainer }"]),
+    "target.slurm.output": ("single", ['target slurm { container = pyxis output = "out.log" }']),
+    "target.slurm.ready_timeout": ("single", ["target slurm { container = pyxis ready_timeout = 1h }"]),
+    "target.kubernetes.namespace": ("single", ['target kubernetes { namespace = "inference" }']),
+    "target.kubernetes.replicas": ("single", ["target kubernetes { replicas = 2 }"]),
+    "target.kubernetes.service_type": ("single", ["target kubernetes { service_type = NodePort }"]),
+    "target.kubernetes.model_cache": ("single", ['target kubernetes { model_cache = pvc("models") }']),
+    "target.kubernetes.node_selector": ("single", ['target kubernetes { node_selector { pool = "gpu" } }']),
+    "target.kubernetes.labels": ("single", ['target kubernetes { labels { team = "ml" } }']),
+    "target.kubernetes.annotations": ("single", ['target kubernetes { annotations { note = "x" } }']),
+}
+# Keys with nothing to set them to: the default is the only value there is.
+NO_OTHER_VALUE = {
+    "model": "the catalog holds one model",
+    "disaggregation.connector": "NIXL is the only connector",
+    # A P/D pool's node count must match its parallelism: the pool's `parallel` sample covers the pool.
+    "disaggregation.prefill.nodes": "the node count follows the pool's parallelism",
+    "disaggregation.decode.nodes": "the node count follows the pool's parallelism",
+}
+FILE_TARGET = {file_name: kind for kind, (file_name, _) in EMITTERS.items()}
+
+
+def _line_key(line: str) -> str:
+    words = line.split()
+    return " ".join(words[:2]) if words[0] == "target" else words[0]
+
+
+def _outputs(tmp_path: Path, base: str, sample: list[str]) -> dict[str, str]:
+    lines = list(BASES[base])
+    for line in sample:
+        keys = [_line_key(existing) for existing in lines]
+        if _line_key(line) in keys:
+            lines[keys.index(_line_key(line))] = line
+        else:
+            lines.insert(-1, line)
+    spec = tmp_path / "ref.spark"
+    spec.write_text("deployment ref {\n" + "".join(f"  {line}\n" for line in lines) + "}\n", encoding="utf-8")
+    result = run([spec], tmp_path)
+    errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert errors == [], f"{sample}: {errors}"
+    outcome = build(result.plans, result.deployment_has_errors, [], (), tmp_path)
+    errors = [f"{d.code} {d.message}" for d in outcome.diagnostics if d.severity is Severity.ERROR]
+    assert errors == [], f"{sample}: {errors}"
+    (output,) = outcome.outputs
+    return {FILE_TARGET[name]: text for name, text in output.files.items()}
+
+
+def test_key_reference_is_current() -> None:
+    assert (REPO / "docs/keys.md").read_text(encoding="utf-8") == reference_markdown(), (
+        "docs/keys.md is stale: run `python -m spark_dsl.keys_reference > docs/keys.md`"
+    )
+
+
+def test_every_key_says_which_targets_use_it() -> None:
+    missing = [path for path in all_key_paths() if used_by(path) is None]
+    assert missing == [], f"add these keys to USED_BY in spark_dsl/keys_reference.py: {missing}"
+    assert "**undocumented**" not in reference_markdown()
+
+
+def test_every_key_has_a_sample_or_a_reason() -> None:
+    paths = set(all_key_paths())
+    assert set(SAMPLES) | set(NO_OTHER_VALUE) == paths
+    assert not set(SAMPLES) & set(NO_OTHER_VALUE)
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES))
+def test_used_by_is_what_the_emitters_do(path: str, tmp_path: Path) -> None:
+    base, sample = SAMPLES[path]
+    before = _outputs(tmp_path, base, [])
+    after = _outputs(tmp_path, base, sample)
+    changed = {kind for kind in after if after[kind] != before.get(kind)}
+    use = used_by(path)
+    assert use is not None
+    assert changed == set(use.targets) & set(after), f"{path} changes {sorted(changed)}"
