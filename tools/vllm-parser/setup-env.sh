@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Build (or reuse) the venv holding vLLM's real `vllm serve` argument parser, on a CPU-only box.
 #
-# Follows /work/shared/design/VLLM.md, Part B ("What worked"): the local CPU torch wheel, the
-# vLLM wheel with --no-deps, and the light dependencies that importing the parser needs. Never
-# `pip install vllm` without --no-deps here: it pulls a CUDA torch and nvidia-* (9+ GB).
+# Only public packages, from the indexes pip is configured with (PyPI by default): torch pinned
+# to one release, the vLLM wheel with --no-deps, and the light dependencies that importing the
+# parser needs (tools/vllm-parser/README.md says why each). Never `pip install vllm` without
+# --no-deps here: it pulls vLLM's own torch pin and the whole CUDA stack (9+ GB).
+#
+# torch: PyPI's Linux build of torch==2.13.0 is a CUDA build (with nvidia-* wheels, ~4.7 GB in
+# the venv); it imports and parses fine on a machine without a GPU, which is all the parser
+# needs, so any build of that release is accepted. Where pip finds a CPU build of the same
+# release (a CPU wheel index in PIP_EXTRA_INDEX_URL, or a local wheel), it takes that (~2.2 GB).
 #
 # The vLLM version is NOT written here: it comes from spark_dsl.catalog.VLLM_VERSION.
 #
 #   SPARK_VLLM_ENV         where the venv goes (default ~/.cache/spark-dsl/vllm-$VERSION)
-#   SPARK_VLLM_BASE_PYTHON interpreter used to create it (default python3; must be 3.11 for the
-#                          local torch wheel)
+#   SPARK_VLLM_BASE_PYTHON interpreter used to create it (default python3; 3.11 or newer, and it
+#                          must import spark_dsl's catalog from this checkout: pyyaml and pydantic)
 #
 # On success the last line printed is the venv's interpreter; export it as SPARK_VLLM_PYTHON.
 # Exit status is non-zero if anything is missing.
@@ -23,9 +29,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 base_python="${SPARK_VLLM_BASE_PYTHON:-python3}"
 
-# Torch: exactly the CPU build that lies on this machine kind's disk (any other spelling pulls a
-# multi-GB CUDA build). Not vLLM's own pin, which is a CUDA torch; the parser does not care.
-torch_pin="torch==2.13.0"
+# One torch release, whichever build the index serves (see the header). Not vLLM's own pin: the
+# parser only needs `import torch` to work.
+torch_release="2.13.0"
+torch_pin="torch==$torch_release"
 
 started=$(date +%s)
 say() { printf '[setup-env %4ss] %s\n' "$(( $(date +%s) - started ))" "$*" >&2; }
@@ -87,12 +94,12 @@ fi
 
 say "creating venv $env_dir for vllm==$version"
 "$base_python" -m venv "$env_dir"
-"$py" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
-  || die "$base_python is not Python 3.11; the local CPU torch wheel is cp311"
+"$py" -c 'import sys; assert sys.version_info[:2] >= (3, 11), sys.version' \
+  || die "$base_python is older than Python 3.11"
 
 cons=(-c "$here/constraints.txt")
 pip_install() {
-  # Drop the expected noise: this machine's local-index misses, and the "vllm requires ..." list
+  # Drop the expected noise: misses of local indexes some machines configure, and the "vllm requires ..." list
   # that --no-deps makes inevitable (pip check fails by design; the parser does not care).
   "$py" -m pip install --quiet --disable-pip-version-check --prefer-binary "$@" \
     2> >(grep -v -e 'is ignored: it is neither a file nor a directory' \
@@ -100,7 +107,7 @@ pip_install() {
                  -e "^ERROR: pip's dependency resolver does not currently" >&2)
 }
 
-say "installing $torch_pin (local CPU wheel)"
+say "installing $torch_pin (a CUDA build from PyPI is ~4.7 GB with its nvidia-* wheels)"
 pip_install "$torch_pin"
 
 say "installing vllm==$version and xgrammar with --no-deps"
@@ -108,7 +115,8 @@ say "installing vllm==$version and xgrammar with --no-deps"
 pip_install --no-deps "vllm==$version" xgrammar "${cons[@]}"
 
 say "installing the light dependencies the parser import needs"
-# Ranges from VLLM.md Part B; exact versions come from constraints.txt (a freeze of a good build).
+# Lower bounds are what the pinned vLLM imports need; exact versions come from constraints.txt
+# (a freeze of a good build).
 pip_install "${cons[@]}" -c <(echo "$torch_pin") \
   packaging 'pydantic>=2.12' regex numpy psutil cbor2 'pyzmq>=25' \
   'transformers>=5.16.1,<5.21' 'aiohttp>=3.14.4' 'requests>=2.33' 'oss-harmony>=0.0.11' \
@@ -118,8 +126,11 @@ pip_install "${cons[@]}" -c <(echo "$torch_pin") \
 
 installed="$("$py" -c 'import importlib.metadata as m; print(m.version("vllm"))')"
 [[ "$installed" == "$version" ]] || die "installed vllm is $installed, wanted $version"
-"$py" -c 'import torch; assert not torch.version.cuda, torch.__version__' \
-  || die "torch is a CUDA build (or was replaced by one); only the local CPU wheel will do"
+build="$("$py" -c 'import sys, torch
+assert torch.__version__.split("+")[0] == sys.argv[1], torch.__version__
+print(f"CUDA {torch.version.cuda} build (no GPU needed to parse)" if torch.version.cuda else "CPU build")' \
+  "$torch_release")" || die "torch does not import, or is not $torch_release (replaced by a dependency?)"
+say "torch $torch_release: $build"
 
 say "smoke test"
 smoke_test || die "the parser does not build in $env_dir (a dependency is missing?)"
