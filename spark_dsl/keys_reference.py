@@ -57,8 +57,14 @@ USED_BY: dict[str, Use] = {
     "runtime.image": Use(("compose", "slurm", "kubernetes"), "the container image (Slurm: with `container`)"),
     "runtime.model_path": LAUNCH,
     "runtime.hf_token": Use(ALL_TARGETS, "the launch's environment; `env(...)` only where a host environment exists"),
-    "runtime.model_cache": Use(("compose", "slurm"), "the host folder mounted as the model cache"),
+    "runtime.model_cache": Use(
+        ("shell", "compose", "slurm"), "the host folder of the model cache (mounted, or `HF_HOME` on the host)"
+    ),
     "runtime.shm_size": Use(("compose", "kubernetes"), "the container's shared memory"),
+    "runtime.fabric": Use(ALL_TARGETS, "the launches' NCCL/libfabric environment; Kubernetes: RDMA devices, IPC_LOCK"),
+    "runtime.router_image": Use(("kubernetes",), "the P/D router's image (Slurm: with `container`)"),
+    "weights.download": Use(("shell", "slurm", "kubernetes"), "a download step before the launches"),
+    "weights.download_timeout": Use(("shell", "slurm"), "the download step's time budget"),
     "disaggregation.connector": Use(MULTI_NODE, "the P/D launches' KV transfer configuration"),
     "disaggregation.prefill.nodes": Use(MULTI_NODE, "the prefill pool's launches"),
     "disaggregation.prefill.parallel": Use(MULTI_NODE, "the prefill pool's launches"),

@@ -75,6 +75,7 @@ MODALITIES = ("text", "image", "audio", "video")
 ATTENTION = ("auto", "triton", "aiter", "flashinfer")
 KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 TARGET_KINDS = ("shell", "compose", "slurm", "kubernetes", "vllm-config")
+FABRICS = ("infiniband", "roce", "efa", "tcp")
 
 
 def _pool(name: str) -> BlockSpec:
@@ -150,6 +151,29 @@ def _targets() -> dict[str, BlockSpec]:
                     Kind.VOLUME,
                     'model cache volume: `pvc("name")`, `hostpath("/path")` or `emptydir`',
                     default="emptydir",
+                ),
+                KeySpec(
+                    "cache_size",
+                    Kind.SIZE,
+                    "size of the claim spark creates for `model_cache = pvc(...)` (ReadWriteMany over several pods)",
+                    default="none: the claim must exist",
+                ),
+                KeySpec(
+                    "storage_class", Kind.STRING, "storage class of the claim spark creates", default="the cluster's"
+                ),
+                KeySpec(
+                    "ephemeral_storage",
+                    Kind.SIZE,
+                    "ephemeral-storage request of each vLLM pod",
+                    default="the download's size with `emptydir`, else 50GiB",
+                ),
+                KeySpec("cpu", Kind.INTEGER, "CPU cores requested by each vLLM pod", default="4 per GPU", minimum=1),
+                KeySpec("memory", Kind.SIZE, "memory requested by each vLLM pod", default="16GiB per GPU + shm_size"),
+                KeySpec(
+                    "rdma_resource",
+                    Kind.STRING,
+                    "device-plugin resource of the RDMA NICs (`fabric = infiniband` or `roce`)",
+                    default="rdma/rdma_shared_device_a",
                 ),
             ),
             blocks={
@@ -251,8 +275,29 @@ def deployment_schema() -> BlockSpec:
                     KeySpec("image", Kind.STRING, "container image", default="vLLM's image for the vendor, pinned"),
                     KeySpec("model_path", Kind.STRING, "repository or local path served instead of the catalog's"),
                     KeySpec("hf_token", Kind.SECRET, "Hugging Face token: `secret(...)` or `env(...)`"),
-                    KeySpec("model_cache", Kind.STRING, "where weights are cached"),
+                    KeySpec("model_cache", Kind.STRING, "where weights are cached (a folder every node shares)"),
                     KeySpec("shm_size", Kind.SIZE, "shared-memory size"),
+                    KeySpec(
+                        "fabric",
+                        Kind.SYMBOL,
+                        "the network between nodes: RDMA devices, capabilities and NCCL/NIXL settings",
+                        symbols=FABRICS,
+                        default="none: NCCL and UCX detect it",
+                    ),
+                    KeySpec("router_image", Kind.STRING, "image of the P/D router", default="the vLLM image"),
+                ),
+            ),
+            "weights": BlockSpec(
+                "weights",
+                "staging the checkpoint before the launches",
+                keys=_keys(
+                    KeySpec(
+                        "download",
+                        Kind.BOOL,
+                        "download the checkpoint (and draft) once, before any launch",
+                        default="false: vLLM downloads on start",
+                    ),
+                    KeySpec("download_timeout", Kind.DURATION, "time budget of the download step", default="2h"),
                 ),
             ),
             "disaggregation": BlockSpec(

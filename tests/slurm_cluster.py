@@ -16,6 +16,18 @@ packages slurmctld slurmd slurm-client munge (bash .ci/install-validators.sh).
 
 Node names do not resolve (no /etc/hosts entry): a batch script runs on the
 first node, so it reaches the head's services on 127.0.0.1.
+
+``SlurmCluster(tmpdir, nodes=3, network=True)`` is the network-faithful form:
+each slurmd runs in a network namespace of its own (one veth on a bridge in
+the root namespace, where slurmctld listens on the bridge's address), with its
+own IPv4 address, a default route, a UTS namespace whose host name is the node
+name, and a mount namespace whose /etc/hosts is a Debian-style file
+(`127.0.1.1 nodeN` for itself, the other nodes' real addresses). Every job
+step inherits the node's namespaces, so what binds on one "node" is reachable
+from another only on that node's address. Nothing under /etc is touched: the
+hosts file is bind-mounted inside the slurmd's private mount namespace.
+Addresses come from 198.18.0.0/15 (RFC 2544, reserved for benchmark test
+networks), one random /24 per cluster. Needs iproute2 and util-linux.
 """
 
 from __future__ import annotations
@@ -55,7 +67,7 @@ GPUS_PER_NODE = 8
 SLURM_CONF = """\
 # Written by tests/slurm_cluster.py (recipe: shared/design/VALIDATORS.md sect. 4)
 ClusterName=spark-test
-SlurmctldHost=localhost
+SlurmctldHost={ctld_host}
 SlurmctldPort={ctld_port}
 SlurmUser=root
 SlurmdUser=root
@@ -82,10 +94,17 @@ SelectTypeParameters=CR_Core
 ReturnToService=2
 KillWait=5
 GresTypes=gpu
-NodeName=node[1-{n}] NodeHostname=localhost NodeAddr=127.0.0.1 Port={d_port0}-{d_portn} \
-CPUs={cpus} RealMemory=1000 Gres=gpu:{gpus} State=UNKNOWN
+{nodes_line}
 {partitions}
 """
+LOCAL_NODES = (
+    "NodeName=node[1-{n}] NodeHostname=localhost NodeAddr=127.0.0.1 Port={d_port0}-{d_portn} "
+    "CPUs={cpus} RealMemory=1000 Gres=gpu:{gpus} State=UNKNOWN"
+)
+NETWORK_NODE = (
+    "NodeName=node{i} NodeHostname=node{i} NodeAddr={address} Port={port} "
+    "CPUs={cpus} RealMemory=1000 Gres=gpu:{gpus} State=UNKNOWN"
+)
 GRES_CONF = "NodeName=node[1-{n}] Name=gpu File={d}/dev/nvidia[0-{last_gpu}]\n"
 
 
@@ -151,7 +170,9 @@ class SlurmCluster:
         nodes: int = 2,
         partitions: Sequence[str] = ("gpu",),
         cpus_per_node: int = 2,
+        network: bool = False,
     ):
+        self.network = Network(nodes) if network else None
         self.d = Path(directory).resolve()
         self.n = nodes
         self.partitions = tuple(partitions)
@@ -168,11 +189,14 @@ class SlurmCluster:
         missing = [t for t in DAEMONS + CLIENTS if shutil.which(t) is None]
         if missing:
             raise ToolMissing(
-                f"Slurm/munge tools missing: {' '.join(missing)}; "
-                "install them with: bash .ci/install-validators.sh"
+                f"Slurm/munge tools missing: {' '.join(missing)}; install them with: bash .ci/install-validators.sh"
             )
         if os.geteuid() != 0:
             raise ToolMissing("the test Slurm cluster needs root (mknod, SlurmUser=root)")
+
+    def node_address(self, i: int) -> str:
+        """The address other nodes reach node ``i`` (1-based) on."""
+        return self.network.address(i) if self.network else "127.0.0.1"
 
     def start(self, timeout: float = 30) -> SlurmCluster:
         self.check_installed()
@@ -199,31 +223,33 @@ class SlurmCluster:
         block = free_port_block(1 + self.n)
         self.ctld_port, self.d_port0 = block, block + 1
         parts = "\n".join(
-            f"PartitionName={p} Nodes=node[1-{self.n}] Default={'YES' if i == 0 else 'NO'} "
-            f"MaxTime=INFINITE State=UP"
+            f"PartitionName={p} Nodes=node[1-{self.n}] Default={'YES' if i == 0 else 'NO'} MaxTime=INFINITE State=UP"
             for i, p in enumerate(self.partitions)
         )
+        if self.network:
+            self.network.create(d)
+            ctld_host = f"localhost({self.network.bridge_address})"
+            nodes_line = "\n".join(
+                NETWORK_NODE.format(
+                    i=i, address=self.network.address(i), port=self.d_port0 + i - 1, cpus=self.cpus, gpus=GPUS_PER_NODE
+                )
+                for i in range(1, self.n + 1)
+            )
+        else:
+            ctld_host = "localhost"
+            nodes_line = LOCAL_NODES.format(
+                n=self.n, d_port0=self.d_port0, d_portn=self.d_port0 + self.n - 1, cpus=self.cpus, gpus=GPUS_PER_NODE
+            )
         self.conf.write_text(
             SLURM_CONF.format(
-                d=d,
-                n=self.n,
-                ctld_port=self.ctld_port,
-                d_port0=self.d_port0,
-                d_portn=self.d_port0 + self.n - 1,
-                cpus=self.cpus,
-                gpus=GPUS_PER_NODE,
-                partitions=parts,
+                d=d, ctld_host=ctld_host, ctld_port=self.ctld_port, nodes_line=nodes_line, partitions=parts
             )
         )
-        (d / "etc" / "gres.conf").write_text(
-            GRES_CONF.format(d=d, n=self.n, last_gpu=GPUS_PER_NODE - 1)
-        )
+        (d / "etc" / "gres.conf").write_text(GRES_CONF.format(d=d, n=self.n, last_gpu=GPUS_PER_NODE - 1))
 
         key, sock = d / "munge" / "munge.key", d / "munge" / "munge.sock"
         if not key.exists():
-            subprocess.run(
-                ["mungekey", "--create", f"--keyfile={key}"], check=True, capture_output=True
-            )
+            subprocess.run(["mungekey", "--create", f"--keyfile={key}"], check=True, capture_output=True)
             os.chmod(key, 0o400)
         # --force: pytest's tmp dirs are 0700, munged wants a world-x path to its socket.
         self._spawn(
@@ -239,16 +265,14 @@ class SlurmCluster:
             ]
         )
         self._wait(
-            lambda: (
-                subprocess.run(["munge", "-n", f"--socket={sock}"], capture_output=True).returncode
-                == 0
-            ),
+            lambda: subprocess.run(["munge", "-n", f"--socket={sock}"], capture_output=True).returncode == 0,
             timeout,
             "munged",
         )
         self._spawn(["slurmctld", "-D", "-i"])
         for i in range(1, self.n + 1):
-            self._spawn(["slurmd", "-D", "-N", f"node{i}"])
+            argv = ["slurmd", "-D", "-N", f"node{i}"]
+            self._spawn(self.network.run_on_node(i, argv) if self.network else argv)
         self._wait(
             lambda: (
                 len(self.run(["sinfo", "-h", "-N", "-t", "idle", "-o", "%N"]).stdout.split())
@@ -277,8 +301,7 @@ class SlurmCluster:
             for p in self.procs:
                 if p.poll() is not None:
                     raise RuntimeError(
-                        f"{p.args[0]} exited with {p.returncode} while waiting for "
-                        f"{what}\n{self.logs()}"
+                        f"{p.args[0]} exited with {p.returncode} while waiting for {what}\n{self.logs()}"
                     )
             if pred():
                 return
@@ -293,9 +316,7 @@ class SlurmCluster:
         return "\n".join(out)
 
     # ------------------------------------------------------------------- use
-    def run(
-        self, argv: Sequence[str], env: Mapping[str, str] | None = None, **kw
-    ) -> subprocess.CompletedProcess:
+    def run(self, argv: Sequence[str], env: Mapping[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
         """Run a Slurm client against this cluster (SLURM_CONF set)."""
         run_env = dict(self.env, **(env or {}))
         run_env["SLURM_CONF"] = str(self.conf)
@@ -326,13 +347,9 @@ class SlurmCluster:
         cwd: str | os.PathLike | None = None,
     ) -> int:
         script = Path(script).resolve()
-        proc = self.run(
-            ["sbatch", "--parsable", *args, str(script)], env=env, cwd=cwd or script.parent
-        )
+        proc = self.run(["sbatch", "--parsable", *args, str(script)], env=env, cwd=cwd or script.parent)
         if proc.returncode != 0:
-            raise RuntimeError(
-                f"sbatch {script} failed (rc={proc.returncode}): {proc.stderr.strip()}"
-            )
+            raise RuntimeError(f"sbatch {script} failed (rc={proc.returncode}): {proc.stderr.strip()}")
         return int(proc.stdout.strip().split(";")[0])
 
     def job_fields(self, job_id: int) -> dict[str, str]:
@@ -444,5 +461,84 @@ class SlurmCluster:
         while self.our_processes() and time.monotonic() < end:
             time.sleep(0.1)
         remaining = self.our_processes()
+        if self.network:
+            self.network.remove()
         if check and remaining:
             raise RuntimeError(f"Slurm cluster left processes behind: {remaining}")
+
+
+class Network:
+    """Network namespaces for the nodes of a network-faithful cluster (see the module doc)."""
+
+    def __init__(self, nodes: int):
+        self.n = nodes
+        self.tag = f"{random.randrange(16**4):04x}"  # names stay under IFNAMSIZ (15 chars)
+        self.subnet = f"198.18.{random.randrange(1, 255)}"
+        self.bridge = f"spk{self.tag}br"
+        self.bridge_address = f"{self.subnet}.1"
+        self.created: list[tuple[str, str]] = []  # ("netns"|"link", name), to remove in reverse
+
+    def address(self, i: int) -> str:
+        return f"{self.subnet}.{10 + i}"
+
+    def namespace(self, i: int) -> str:
+        return f"spk{self.tag}n{i}"
+
+    def hosts_file(self, d: Path, i: int) -> Path:
+        return d / "etc" / f"hosts-node{i}"
+
+    @staticmethod
+    def _ip(*args: str) -> None:
+        proc = subprocess.run(["ip", *args], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"ip {' '.join(args)} failed: {proc.stderr.strip()}")
+
+    def create(self, d: Path) -> None:
+        if not all(shutil.which(tool) for tool in ("ip", "unshare", "nsenter")):
+            raise ToolMissing("the network-faithful cluster needs iproute2 and util-linux (unshare, nsenter)")
+        self._ip("link", "add", self.bridge, "type", "bridge")
+        self.created.append(("link", self.bridge))
+        self._ip("addr", "add", f"{self.bridge_address}/24", "dev", self.bridge)
+        self._ip("link", "set", self.bridge, "up")
+        for i in range(1, self.n + 1):
+            ns, veth = self.namespace(i), f"spk{self.tag}v{i}"
+            self._ip("netns", "add", ns)
+            self.created.append(("netns", ns))
+            self._ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            self.created.append(("link", veth))
+            self._ip("link", "set", veth, "master", self.bridge, "up")
+            self._ip("-n", ns, "addr", "add", f"{self.address(i)}/24", "dev", "eth0")
+            self._ip("-n", ns, "link", "set", "eth0", "up")
+            self._ip("-n", ns, "link", "set", "lo", "up")
+            self._ip("-n", ns, "route", "add", "default", "via", self.bridge_address)
+            # Debian's installer writes `127.0.1.1 <hostname>`: the node's own name is loopback.
+            others = [f"{self.address(j)} node{j}" for j in range(1, self.n + 1) if j != i]
+            lines = ["127.0.0.1 localhost", f"127.0.1.1 node{i}", *others, f"{self.bridge_address} slurmctld"]
+            self.hosts_file(d, i).write_text("\n".join(lines) + "\n")
+        # No name server: a lookup the hosts file cannot answer fails at once, and no query leaves
+        # the node for the host's resolver.
+        (d / "etc" / "resolv-nodes.conf").write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
+        self._hosts_dir = d
+
+    def run_on_node(self, i: int, argv: list[str]) -> list[str]:
+        """``argv`` inside node ``i``: its network namespace, its host name, its /etc/hosts."""
+        script = (
+            'mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf'
+            ' && hostname "$3" && shift 3 && exec "$@"'
+        )
+        hosts = str(self.hosts_file(self._hosts_dir, i))
+        resolv = str(self._hosts_dir / "etc" / "resolv-nodes.conf")
+        # nsenter, not `ip netns exec`: that remounts /sys, hiding the cgroup tree slurmd needs.
+        return [
+            "nsenter", f"--net=/run/netns/{self.namespace(i)}",
+            "unshare", "--mount", "--uts", "--propagation", "private",
+            "sh", "-c", script, "node-setup", hosts, resolv, f"node{i}", *argv,
+        ]  # fmt: skip
+
+    def remove(self) -> None:
+        for kind, name in reversed(self.created):
+            if kind == "netns":
+                subprocess.run(["ip", "netns", "del", name], capture_output=True)
+            else:
+                subprocess.run(["ip", "link", "del", name], capture_output=True)
+        self.created.clear()

@@ -56,6 +56,10 @@ BASES = {
     ],
 }
 
+# The download step on (for its budget) and an RDMA fabric (for the device resource's name).
+BASES["staged"] = [*BASES["single"][:2], "weights { download = true }", *BASES["single"][2:]]
+BASES["rdma"] = [*BASES["single"][:2], "runtime { fabric = infiniband }", *BASES["single"][2:]]
+
 # For each key: the base and the lines that set it to something other than its default.
 SAMPLES: dict[str, tuple[str, list[str]]] = {
     "accelerator": ("single", ["accelerator = mi355x"]),
@@ -88,6 +92,10 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "runtime.hf_token": ("single", ['runtime { hf_token = secret("hf-token") }']),
     "runtime.model_cache": ("single", ['runtime { model_cache = "/srv/cache" }']),
     "runtime.shm_size": ("single", ["runtime { shm_size = 64GiB }"]),
+    "runtime.fabric": ("single", ["runtime { fabric = tcp }"]),
+    "runtime.router_image": ("pd", ['runtime { router_image = "registry.example/router:1" }']),
+    "weights.download": ("single", ["weights { download = true }"]),
+    "weights.download_timeout": ("staged", ["weights { download = true download_timeout = 30m }"]),
     "disaggregation.prefill.parallel": (
         "pd",
         ["disaggregation { prefill { nodes = 1 parallel = tp } decode { nodes = 1 } }"],
@@ -111,6 +119,18 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "target.kubernetes.replicas": ("single", ["target kubernetes { replicas = 2 }"]),
     "target.kubernetes.service_type": ("single", ["target kubernetes { service_type = NodePort }"]),
     "target.kubernetes.model_cache": ("single", ['target kubernetes { model_cache = pvc("models") }']),
+    "target.kubernetes.cache_size": (
+        "single",
+        ['target kubernetes { model_cache = pvc("models") cache_size = 600GiB }'],
+    ),
+    "target.kubernetes.storage_class": (
+        "single",
+        ['target kubernetes { model_cache = pvc("models") cache_size = 600GiB storage_class = "nfs" }'],
+    ),
+    "target.kubernetes.ephemeral_storage": ("single", ["target kubernetes { ephemeral_storage = 600GiB }"]),
+    "target.kubernetes.cpu": ("single", ["target kubernetes { cpu = 16 }"]),
+    "target.kubernetes.memory": ("single", ["target kubernetes { memory = 256GiB }"]),
+    "target.kubernetes.rdma_resource": ("rdma", ['target kubernetes { rdma_resource = "rdma/ib" }']),
     "target.kubernetes.node_selector": ("single", ['target kubernetes { node_selector { pool = "gpu" } }']),
     "target.kubernetes.labels": ("single", ['target kubernetes { labels { team = "ml" } }']),
     "target.kubernetes.annotations": ("single", ['target kubernetes { annotations { note = "x" } }']),

@@ -507,6 +507,8 @@ JOB_BODY = r"""
 set -euo pipefail
 mapfile -t nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
 head="${nodes[0]}"
+# Node names do not resolve here and every "node" is this host: the head binds on loopback.
+address=127.0.0.1
 port="${STUB_PORT:?set STUB_PORT}"
 # One srun, one task per node; each rank picks its own launch.
 # shellcheck disable=SC2016
@@ -517,7 +519,7 @@ srun --nodes=2 --ntasks=2 --ntasks-per-node=1 bash -c '
     exec vllm "${common[@]}"
   else
     exec vllm "${common[@]}" --headless --data-parallel-start-rank "$SLURM_NODEID"
-  fi' _ "$head" "$port" &
+  fi' _ "$address" "$port" &
 step=$!
 # The batch script runs on the first node: the head is on 127.0.0.1.
 deadline=$((SECONDS + 30))
@@ -594,7 +596,7 @@ def test_two_node_job_runs_stub_vllm_per_node(slurm_cluster, tmp_path, vllm_stub
         "--data-parallel-size-local",
         "1",
         "--data-parallel-address",
-        "node1",
+        "127.0.0.1",
         "--data-parallel-rpc-port",
         "13345",
         "--port",

@@ -15,7 +15,18 @@ POOL_ADDRESS = {
     "prefill": "${SPARK_PREFILL_ADDRESS}",
     "decode": "${SPARK_DECODE_ADDRESS}",
 }
+# Each rank binds its NIXL side channel on, and advertises, the address of its own node.
+NODE_ADDRESS = "${SPARK_NODE_ADDRESS}"
 KV_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
+# `runtime.fabric`: the environment NCCL (and NIXL's transports) need for it, from their own docs
+# (docs/targets.md, "Fabric"). InfiniBand and RoCE need none: NCCL and UCX find the RDMA devices.
+FABRIC_ENV = {
+    # NCCL env.html: NCCL_IB_DISABLE=1 turns the IB/RoCE transport off, NCCL falls back to IP sockets.
+    "tcp": {"NCCL_IB_DISABLE": "1"},
+    # aws-ofi-nccl wiki: FI_PROVIDER picks the libfabric provider; AWS sets FI_EFA_USE_DEVICE_RDMA=1
+    # on EFA instances with RDMA (sagemaker-training-toolkit, commit 9a5ed9f).
+    "efa": {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"},
+}
 
 # Flags the compiler manages; `serve.extra_args` may not set them under any alias (SPK902
 # matches them by vLLM's destination, so `-tp`, `-sc` or `--device-memory-utilization` count too).
@@ -40,6 +51,7 @@ MANAGED_ENV = (
     "VLLM_API_KEY",
     "HF_TOKEN",
     "VLLM_ATTENTION_BACKEND",
+    *sorted({name for env in FABRIC_ENV.values() for name in env}),
 )
 
 
@@ -198,8 +210,10 @@ class LaunchBuilder:
             env["VLLM_ROCM_USE_AITER"] = "1"
             if plan.value("checkpoint") == "bf16-to-mxfp4":
                 env["VLLM_ROCM_MUSE_MOE_ONLINE_QUANT"] = "mxfp4"
+        fabric = self.runtime.value("fabric") if self.runtime is not None else None
+        env.update(FABRIC_ENV.get(fabric or "", {}))
         if pool.role in KV_ROLES:
-            env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = POOL_ADDRESS[pool.role]
+            env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = NODE_ADDRESS
             env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = str(self.ports[f"nixl_{pool.role}"])
         return tuple(sorted(env.items()))
 

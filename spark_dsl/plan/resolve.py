@@ -135,7 +135,26 @@ class PlanBuilder:
             settings=settings,
         )
         self._pools(plan)
+        self._runtime(plan)
         return plan
+
+    def _runtime(self, plan: Plan) -> None:
+        """The network fabric and, under P/D, the router's image: shown by `spark plan`."""
+        runtime = self.body.block("runtime")
+        fabric = runtime.get("fabric") if runtime else None
+        if fabric is not None:
+            plan.settings["fabric"] = Resolved.from_setting(fabric)
+        if plan.disaggregated:
+            chosen = runtime.get("router_image") if runtime else None
+            image = runtime.get("image") if runtime else None
+            plan.settings["router_image"] = (
+                Resolved.from_setting(chosen)
+                if chosen is not None
+                else Resolved(
+                    image.value if image is not None else self.cat.image(plan.accelerator.vendor),
+                    "default: the vLLM image (runtime.router_image picks one with vllm-router)",
+                )
+            )
 
     def _parallel_and_draft(
         self,

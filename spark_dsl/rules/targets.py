@@ -397,3 +397,54 @@ def compose_model_cache(plan: Plan) -> Iterator[Finding]:
             label="not a path",
             replace_with=f'"./{value}"',
         )
+
+
+# ---- weights --------------------------------------------------------------------------------
+
+
+def _size(value: float) -> str:
+    return f"{value:,.1f} GB"
+
+
+def _written_size(size: int) -> str:
+    """A size the way a spec writes it: `300GiB` when binary units fit exactly, else `500GB`."""
+    from spark_dsl.targets.common import binary_size
+
+    exact = binary_size(size, (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20)))
+    return f"{exact}B" if exact else f"{size / 1e9:g}GB"
+
+
+@rule(
+    "SPK514",
+    "error",
+    "declared volume smaller than the checkpoint",
+    checks="`target kubernetes`: the claim spark creates (`cache_size`) or the pod's "
+    "`ephemeral_storage` with an `emptydir` cache is smaller than what the deployment downloads: "
+    "the checkpoint (for `bf16-to-mxfp4`, the BF16 weights it converts) plus the DSpark draft.",
+    basis="The catalog's checkpoint sizes (spark_dsl/catalog/models.yaml). A cache that cannot hold "
+    "the weights fails the download part-way, or gets the pod evicted for using more disk than it asked for.",
+    failing='target kubernetes {\n  model_cache = pvc("model-cache")\n  cache_size  = 300GiB\n}',
+    fixed='target kubernetes {\n  model_cache = pvc("model-cache")\n  cache_size  = 600GiB\n}',
+)
+def volume_too_small(plan: Plan) -> Iterator[Finding]:
+    from spark_dsl.plan.weights import staging
+
+    body = _target(plan, "kubernetes")
+    if body is None or plan.checkpoint is None:
+        return
+    needed = staging(plan).size_bytes
+    volume: Volume = body.value("model_cache") or Volume("emptydir")
+    checks = [("cache_size", volume.kind == "pvc"), ("ephemeral_storage", volume.kind == "emptydir")]
+    for key, applies in checks:
+        setting = body.get(key)
+        if setting is None or not applies or setting.value >= needed:
+            continue
+        gib = -(-needed * 11 // 10 // (1 << 30))
+        yield Finding(
+            f"{key} = {_written_size(setting.value)} ({_size(setting.value / 1e9)}) cannot hold the"
+            f" {_size(needed / 1e9)} this deployment downloads",
+            Resolved.from_setting(setting),
+            f"make it at least the download's size plus room for the cache, e.g. `{key} = {gib}GiB`",
+            label=f"smaller than {_size(needed / 1e9)}",
+            replace_with=f"{gib}GiB",
+        )

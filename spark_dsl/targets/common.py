@@ -64,6 +64,12 @@ class Job:
         chosen = self.runtime_value("image")
         return str(chosen) if chosen else catalog.load().image(self.vendor)
 
+    @property
+    def router_image(self) -> str:
+        """`runtime.router_image`, else the vLLM image (vllm-router is not known to ship in it)."""
+        chosen = self.runtime_value("router_image")
+        return str(chosen) if chosen else self.image
+
     def header(self, *lines: str, image: bool = True) -> list[str]:
         """Comment lines (without `#`) that open every output; `image` when the output names one."""
         out = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from spark_dsl.plan.model import Launch, Pool
-from spark_dsl.targets import placeholders, yaml_text
+from spark_dsl.targets import placeholders, pod_resources, ports, yaml_text
 from spark_dsl.targets.common import Job, TargetError, binary_size, is_vllm
 from spark_dsl.values import Volume
 
@@ -15,13 +15,16 @@ NAME_LABEL = "app.kubernetes.io/name"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 LWS_API = "leaderworkerset.x-k8s.io/v1"
+# LWS_WORKER_INDEX, which the workers' start rank reads, is injected from LeaderWorkerSet v0.6.0 on
+# (kubernetes-sigs/lws PR #416); an older controller leaves `$(LWS_WORKER_INDEX)` as literal text.
+LWS_MINIMUM_VERSION = "v0.6.0"
 LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 WORKER_INDEX = "$(LWS_WORKER_INDEX)"
 POD_IP = "SPARK_POD_IP"
 START_RANK_FLAG = "--data-parallel-start-rank"
-# The startup probe allows an hour to load the weights before the kubelet gives up.
-STARTUP_PERIOD_SECONDS, STARTUP_FAILURES = 10, 360
+# The router loads no weights: ten minutes to start.
+STARTUP_PERIOD_SECONDS, ROUTER_STARTUP_FAILURES = pod_resources.PERIOD_SECONDS, 60
 _QUANTITY_UNITS = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
 
 
@@ -65,6 +68,11 @@ class Manifest:
                         code="SPK505",
                     )
         out: list[dict[str, Any]] = []
+        claim = pod_resources.claim(
+            self.job, f"{self.job.name}-model-cache", self.namespace, self.labels("model-cache")
+        )
+        if claim is not None:
+            out.append(claim)
         for pool in self.plan.pools:
             out += self.pool_objects(pool)
         router = [launch for launch in self.plan.launches if launch.role == "router"]
@@ -151,7 +159,13 @@ class Manifest:
         annotations = self.job.map_setting("annotations")
         if annotations:
             metadata["annotations"] = annotations
-        spec: dict[str, Any] = {"containers": containers}
+        spec: dict[str, Any] = {}
+        if role != "router":
+            token = [e for e in containers[0].get("env", []) if e["name"] == "HF_TOKEN"]
+            init = pod_resources.download_containers(self.job, self.job.image, token)
+            if init:
+                spec["initContainers"] = init
+        spec["containers"] = containers
         if any("volumeMounts" in c for c in containers):
             spec["volumes"] = self.volumes()
         selector = self.job.map_setting("node_selector")
@@ -179,7 +193,7 @@ class Manifest:
 
     def worker_container(self, pool: Pool, workers: list[Launch]) -> dict[str, Any]:
         """One template for every headless worker; the start rank comes from the LWS index."""
-        fill = self.pod_fill(pool)
+        fill = self.pod_fill(pool, leader=False)
         first = workers[0]
         args = [placeholders.fill(arg, fill, escape) for arg in first.argv[1:]]
         # argv[0] is not in args, so the flag's index in argv is its value's index in args.
@@ -200,7 +214,7 @@ class Manifest:
         vllm = is_vllm(launch)
         container: dict[str, Any] = {
             "name": "vllm" if vllm else launch.role,
-            "image": self.job.image,
+            "image": self.job.image if vllm else self.job.router_image,
             "command": [escape(launch.argv[0])],
             "args": args,
         }
@@ -210,20 +224,28 @@ class Manifest:
         if env:
             container["env"] = env
         if vllm:
-            gpus = {GPU_RESOURCE[self.job.vendor]: self.job.gpus}
-            container["resources"] = {"limits": gpus}
+            container["resources"] = pod_resources.vllm_resources(self.job, GPU_RESOURCE[self.job.vendor])
+            security = pod_resources.security_context(self.job)
+            if security is not None:
+                container["securityContext"] = security
             container["volumeMounts"] = [
                 {"name": "shm", "mountPath": "/dev/shm"},
                 {"name": "model-cache", "mountPath": "/root/.cache/huggingface"},
             ]
+        else:
+            container["resources"] = {"requests": dict(pod_resources.ROUTER_REQUESTS)}
         if launch.port is not None:
-            container.update(probes())
+            container.update(probes(pod_resources.startup_failures(self.job) if vllm else ROUTER_STARTUP_FAILURES))
         return container
 
     def env(self, launch: Launch, fill: Any) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         values = [placeholders.fill(value, fill, escape) for _, value in launch.env]
-        if any(f"$({POD_IP})" in value for value in values):
+        # Asked of the placeholders only: a user's `$(SPARK_POD_IP)` is escaped text, not a reference.
+        # The kubelet expands `$(NAME)` in args only for a NAME the container's env defines.
+        texts = [*launch.argv, *(value for _, value in launch.env)]
+        filled = {fill(name) for text in texts for name in placeholders.used([text])}
+        if f"$({POD_IP})" in filled:
             out.append({"name": POD_IP, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
         out += [{"name": name, "value": value} for (name, _), value in zip(launch.env, values, strict=True)]
         for name, ref in launch.secrets:
@@ -233,14 +255,17 @@ class Manifest:
 
     # ---- placeholders -------------------------------------------------------
 
-    def pod_fill(self, pool: Pool) -> Any:
-        """How a pod of `pool` fills placeholders: its own pod IP, or its group leader's address."""
-        in_group = pool.nodes > 1
-        own = placeholders.POOL_ADDRESS[pool.role]
+    def pod_fill(self, pool: Pool, leader: bool = True) -> Any:
+        """How a pod of `pool` fills placeholders: its own pod IP for what it binds and advertises
+        (the node address, and the pool head's address in the leader itself), the group leader's
+        address (`LWS_LEADER_ADDRESS`) for the head in a worker."""
+        head = placeholders.POOL_ADDRESS[pool.role]
 
         def value(name: str) -> str:
-            if name == own:
-                return LEADER_ADDRESS if in_group else f"$({POD_IP})"
+            if name == placeholders.NODE_ADDRESS or (name == head and leader):
+                return f"$({POD_IP})"
+            if name == head:
+                return LEADER_ADDRESS
             raise TargetError(f"a {pool.role} pod has no value for ${{{name}}}")
 
         return value
@@ -252,13 +277,13 @@ class Manifest:
         raise TargetError(f"the router has no value for ${{{name}}}")
 
 
-def probes() -> dict[str, Any]:
+def probes(startup_failures: int) -> dict[str, Any]:
     check = {"path": "/health", "port": "http"}
     return {
         "startupProbe": {
             "httpGet": check,
             "periodSeconds": STARTUP_PERIOD_SECONDS,
-            "failureThreshold": STARTUP_FAILURES,
+            "failureThreshold": startup_failures,
         },
         "readinessProbe": {
             "httpGet": check,
@@ -283,14 +308,21 @@ def render(job: Job) -> str:
     header = job.header(
         "Apply with `kubectl apply -f kubernetes.yaml`" + (f"; create the Secrets first: {needs}." if needs else "."),
         *(
-            [f"Needs the LeaderWorkerSet controller ({LWS_API})."]
+            [
+                f"Needs the LeaderWorkerSet controller {LWS_MINIMUM_VERSION} or newer ({LWS_API}):"
+                " older ones do not set LWS_WORKER_INDEX, which the workers' start rank reads."
+            ]
             if any(o["kind"] == "LeaderWorkerSet" for o in objects)
             else []
         ),
         *(
-            ["The router runs `vllm-router` (PyPI) from the same image; use one that has it."]
+            [
+                f"The router runs `vllm-router` (PyPI) from {job.router_image}"
+                + (" (runtime.router_image)." if job.runtime_value("router_image") else "; use an image that has it.")
+            ]
             if job.plan.disaggregated
             else []
         ),
+        *ports.header_lines(job.plan, "pods"),
     )
     return yaml_text.documents(objects, header)

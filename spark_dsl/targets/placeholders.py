@@ -8,9 +8,11 @@ from collections.abc import Callable, Iterator
 HEAD = "SPARK_HEAD_ADDRESS"
 PREFILL = "SPARK_PREFILL_ADDRESS"
 DECODE = "SPARK_DECODE_ADDRESS"
+# The address of the node (or pod) a launch itself runs on: what it binds and advertises.
+NODE_ADDRESS = "SPARK_NODE_ADDRESS"
 NODE_RANK = "SPARK_NODE_RANK"
 DP_START_RANK = "SPARK_DP_START_RANK"
-NAMES = (HEAD, PREFILL, DECODE, NODE_RANK, DP_START_RANK)
+NAMES = (HEAD, PREFILL, DECODE, NODE_ADDRESS, NODE_RANK, DP_START_RANK)
 POOL_ADDRESS = {"server": HEAD, "prefill": PREFILL, "decode": DECODE}
 
 # Only the documented names: any other `${...}` in a value is the user's text and stays literal.

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch
-from spark_dsl.targets import placeholders
+from spark_dsl.targets import node_address, placeholders, ports, staging
 from spark_dsl.targets.common import Job, TargetError, describe_secret
-from spark_dsl.targets.shell_words import command_lines, joined, word
+from spark_dsl.targets.shell_words import command_lines, joined, quote, word
 
 FILE_NAME = "serve.sh"
 
 # The positional arguments after the rank, by the placeholders a deployment uses.
 _ADDRESS_ARGUMENTS = (placeholders.HEAD, placeholders.PREFILL, placeholders.DECODE)
+# Placeholders a rank fills itself, on its node.
+_OWN = (placeholders.NODE_ADDRESS,)
 
 
 def secret_checks(launches: list[Launch], indent: str = "") -> list[str]:
@@ -52,16 +55,31 @@ def _single(job: Job, launch: Launch) -> str:
         "set -euo pipefail",
         "",
         *secret_checks([launch]),
+        *_cache_export(job),
+        *_download(job),
         *exports(launch),
         *joined(["exec " + line if i == 0 else line for i, line in enumerate(command_lines(launch.argv))]),
     ]
     return "\n".join(lines) + "\n"
 
 
+def _cache_export(job: Job, indent: str = "") -> list[str]:
+    """`runtime.model_cache` is the cache itself on a host: vLLM and `hf` find it through HF_HOME."""
+    cache = job.runtime_value("model_cache")
+    return [f"{indent}export HF_HOME={quote(cache)}"] if cache else []
+
+
+def _download(job: Job, indent: str = "") -> list[str]:
+    staged = weights.staging(job.plan)
+    if not staged.download or not staged.repositories:
+        return []
+    return staging.download_lines(staged, indent=indent)
+
+
 def _ranks(job: Job, launches: list[Launch]) -> str:
     used = _placeholders(launches)
     addresses = [name for name in _ADDRESS_ARGUMENTS if name in used]
-    unknown = [name for name in used if name not in _ADDRESS_ARGUMENTS]
+    unknown = [name for name in used if name not in (*_ADDRESS_ARGUMENTS, *_OWN)]
     if unknown:
         raise TargetError(f"the shell target cannot fill {', '.join(unknown)}")
     ranks = sorted({launch.node_rank for launch in launches})
@@ -70,6 +88,14 @@ def _ranks(job: Job, launches: list[Launch]) -> str:
     header = job.header(
         f"Runs the launches of one node of {job.name}: {len(ranks)} nodes, ranks 0-{ranks[-1]}.",
         f"Usage: serve.sh {usage}   (or set {from_env} in the environment)",
+        *(
+            ["Stage the weights first, once, on one node: serve.sh download"]
+            if weights.staging(job.plan).download
+            else []
+        ),
+        "Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or"
+        f" {node_address.INTERFACE_VARIABLE} to pick the interface); a pool's head defaults to its own address.",
+        *ports.header_lines(job.plan),
         image=False,
     )
     lines = [
@@ -77,13 +103,26 @@ def _ranks(job: Job, launches: list[Launch]) -> str:
         *(f"# {line}" for line in header),
         "set -euo pipefail",
         "",
+        *node_address.function_lines(),
+        "",
         'SPARK_NODE_RANK="${1:-${SPARK_NODE_RANK:-}}"',
     ]
     for position, name in enumerate(addresses, start=2):
         lines.append(f'if [ "$#" -ge {position} ]; then {name}="${position}"; fi')
     lines += ["", 'case "$SPARK_NODE_RANK" in']
+    download = _download(job, "    ")
+    if download:
+        # Run once, on one node, before starting any rank: `serve.sh download`.
+        token = [
+            Launch(launch.role, launch.node_rank, (), (), tuple(s for s in launch.secrets if s[0] == "HF_TOKEN"))
+            for launch in launches[:1]
+        ]
+        lines += ["  download)", *secret_checks(token, "    "), *_cache_export(job, "    "), *download, "    ;;"]
+    heads = {pool.first_rank: placeholders.POOL_ADDRESS[pool.role] for pool in job.plan.pools}
     for rank in ranks:
-        lines += _rank_branch([launch for launch in launches if launch.node_rank == rank])
+        lines += _rank_branch(
+            [launch for launch in launches if launch.node_rank == rank], heads.get(rank), _cache_export(job, "    ")
+        )
     lines += [
         "  *)",
         f'    echo "serve.sh: the node rank must be one of {" ".join(map(str, ranks))}, '
@@ -95,7 +134,15 @@ def _ranks(job: Job, launches: list[Launch]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rank_branch(launches: list[Launch]) -> list[str]:
+def _own_addresses(used: list[str], own_head: str | None) -> list[str]:
+    """This node's address, and the head address of the pool this node leads, unless given."""
+    lines = [f'{placeholders.NODE_ADDRESS}="${{{placeholders.NODE_ADDRESS}:-$({node_address.FUNCTION})}}"']
+    if own_head in used:
+        lines.append(f'{own_head}="${{{own_head}:-${{{placeholders.NODE_ADDRESS}}}}}"')
+    return lines
+
+
+def _rank_branch(launches: list[Launch], own_head: str | None, cache: list[str]) -> list[str]:
     """One `case` branch: the router in the background, the node's server in the foreground."""
     side = [launch for launch in launches if launch.role == "router"]
     main = [launch for launch in launches if launch.role != "router"]
@@ -104,8 +151,13 @@ def _rank_branch(launches: list[Launch]) -> list[str]:
     server = main[0]
     pad = "    "
     lines = [f"  {server.node_rank})"]
-    for name in _placeholders(launches):
-        lines.append(f'{pad}: "${{{name}:?set {name} or pass it as an argument}}"')
+    used = _placeholders(launches)
+    own = _own_addresses(used, own_head)
+    if placeholders.NODE_ADDRESS in used or own_head in used:
+        lines += [pad + line for line in own]
+    for name in used:
+        if name not in (placeholders.NODE_ADDRESS, own_head):
+            lines.append(f'{pad}: "${{{name}:?set {name} or pass it as an argument}}"')
     lines += secret_checks(launches, pad)
     for launch in side:
         lines.append(f"{pad}# The {launch.role} runs beside this node's server and stops with this script.")
@@ -122,6 +174,7 @@ def _rank_branch(launches: list[Launch]) -> list[str]:
             f"{pad}{launch.role}_pid=$!",
             f"{pad}trap 'kill \"${launch.role}_pid\" 2>/dev/null || true' EXIT",
         ]
+    lines += cache
     lines += exports(server, pad)
     body = command_lines(server.argv, pad + "  ")
     # With a side launch the shell must outlive the server to run the EXIT trap, so no `exec`.

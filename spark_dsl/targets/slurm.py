@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch, Pool
-from spark_dsl.targets import placeholders
+from spark_dsl.targets import node_address, placeholders, ports, staging
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, api_launches, is_vllm
 from spark_dsl.targets.shell import secret_checks
 from spark_dsl.targets.shell_words import command_lines, joined, quote, word
@@ -51,6 +52,7 @@ def render(job: Job) -> str:
         f"Submit with `sbatch {FILE_NAME}` from a folder where the output's folder exists"
         f" ({job.setting('output', DEFAULT_OUTPUT)}).",
         _address_note(job),
+        *ports.header_lines(job.plan),
         image=job.setting("container", "none") != "none",
     )
     lines = [
@@ -60,8 +62,8 @@ def render(job: Job) -> str:
         "set -euo pipefail",
         "",
         *secret_checks(plan.launches),
-        'mapfile -t nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
         *_addresses(job),
+        *_download(job),
         "",
         "steps=()",
     ]
@@ -73,10 +75,11 @@ def render(job: Job) -> str:
 
 
 def _address_note(job: Job) -> str:
-    if job.plan.total_nodes > 1:
-        names = ", ".join(dict.fromkeys(["SPARK_HEAD_ADDRESS", *(name for name, _ in _pool_heads(job))]))
-        return f"Node addresses default to the allocation's host names; export {names} to use others."
-    return "It waits for /health on the allocation's host; export SPARK_HEAD_ADDRESS to use another address."
+    names = ", ".join(dict.fromkeys(["SPARK_HEAD_ADDRESS", *(name for name, _ in _pool_heads(job))]))
+    return (
+        "Addresses: each node's own IPv4 address, found on that node (the interface of its default route,"
+        f" or {node_address.INTERFACE_VARIABLE}); export {names} to use others for the pools' heads."
+    )
 
 
 def _pool_heads(job: Job) -> list[tuple[str, Pool]]:
@@ -84,11 +87,28 @@ def _pool_heads(job: Job) -> list[tuple[str, Pool]]:
 
 
 def _addresses(job: Job) -> list[str]:
-    """Each placeholder as a shell variable: from the environment, else its node rank's host."""
-    lines = ['SPARK_HEAD_ADDRESS="${SPARK_HEAD_ADDRESS:-${nodes[0]}}"']
+    """Every node's own address, probed on that node, then each placeholder from the environment or it."""
+    nodes = job.plan.total_nodes
+    lines = [
+        "# One probe per node, run on the node itself (never in the image), answers `NODE_ID ADDRESS`.",
+        "probe=\"$(cat <<'PROBE'",
+        *node_address.function_lines(),
+        f'printf \'%s %s\\n\' "$SLURM_NODEID" "$({node_address.FUNCTION})"',
+        "PROBE",
+        ')"',
+        "node_addresses=()",
+        "while read -r node address; do",
+        '  if [ -n "$address" ]; then node_addresses[node]="$address"; fi',
+        f'done < <(srun --nodes={nodes} --ntasks={nodes} --ntasks-per-node=1 bash -c "$probe")',
+        f'if [ "${{#node_addresses[@]}}" -ne {nodes} ]; then',
+        f'  echo "spark: found the address of ${{#node_addresses[@]}} of {nodes} nodes" >&2',
+        "  exit 1",
+        "fi",
+        'SPARK_HEAD_ADDRESS="${SPARK_HEAD_ADDRESS:-${node_addresses[0]}}"',
+    ]
     for name, pool in _pool_heads(job):
         if name != placeholders.HEAD:
-            lines.append(f'{name}="${{{name}:-${{nodes[{pool.first_rank}]}}}}"')
+            lines.append(f'{name}="${{{name}:-${{node_addresses[{pool.first_rank}]}}}}"')
     return lines
 
 
@@ -99,15 +119,37 @@ def _address_of(job: Job, launch: Launch) -> str:
             return name
     if launch.node_rank == 0:
         return placeholders.HEAD
-    return f"nodes[{launch.node_rank}]"
+    return f"node_addresses[{launch.node_rank}]"
 
 
-def _container(job: Job) -> tuple[list[str], list[str]]:
+def _cache_env(job: Job) -> list[str]:
+    """Without a container, `runtime.model_cache` is the cache itself: `HF_HOME` points there."""
+    cache = job.runtime_value("model_cache")
+    if cache and job.setting("container", "none") == "none":
+        return [f"HF_HOME={quote(cache)}"]
+    return []
+
+
+def _download(job: Job) -> list[str]:
+    """The download step, once on the first node, before any launch (`weights.download`)."""
+    staged = weights.staging(job.plan)
+    if not staged.download or not staged.repositories:
+        return []
+    options, program = _container(job)
+    env = _cache_env(job)
+    runner = " ".join(
+        ["srun", "--nodes=1", "--ntasks=1", "--relative=0", *options, *program, *(["env", *env] if env else [])]
+    )
+    return ["", *staging.download_lines(staged, runner)]
+
+
+def _container(job: Job, image: str | None = None) -> tuple[list[str], list[str]]:
     """(`srun` options, program prefix) that run a launch in the chosen container, if any."""
     kind = job.setting("container", "none")
     cache = job.runtime_value("model_cache")
+    image = image or job.image
     if kind == "pyxis":
-        options = [f"--container-image={quote(job.image)}"]
+        options = [f"--container-image={quote(image)}"]
         if cache:
             options.append(f"--container-mounts={quote(f'{cache}:{MODEL_CACHE}')}")
         return options, []
@@ -115,7 +157,7 @@ def _container(job: Job) -> tuple[list[str], list[str]]:
         prefix = ["apptainer", "exec", "--rocm" if job.vendor == "amd" else "--nv"]
         if cache:
             prefix.append(f"--bind={quote(f'{cache}:{MODEL_CACHE}')}")
-        return [], [*prefix, quote(f"docker://{job.image}")]
+        return [], [*prefix, quote(f"docker://{image}")]
     return [], []
 
 
@@ -124,14 +166,19 @@ def _step(job: Job, launch: Launch) -> list[str]:
     if not is_vllm(launch):
         # The router shares its node with that node's server and needs none of its resources.
         srun.append("--overlap")
-    options, program = _container(job)
+    options, program = _container(job, None if is_vllm(launch) else job.router_image)
     env = [f"{name}={word(value)}" for name, value in launch.env]
+    if is_vllm(launch):
+        env += _cache_env(job)
     env += [f'{name}="${{{ref.env_name}}}"' for name, ref in launch.secrets if ref.env_name != name]
     prefix = " ".join([*srun, *options, *program, *(["env", *env] if env else [])])
     body = command_lines(launch.argv, "  ")
     lines = joined([f"{prefix} {body[0]}", *body[1:]])
     lines[-1] += " &"
-    return [f"# node rank {launch.node_rank}: {launch.role}", *lines, 'steps+=("$!")']
+    own = []
+    if placeholders.NODE_ADDRESS in placeholders.used([*launch.argv, *(value for _, value in launch.env)]):
+        own = [f'{placeholders.NODE_ADDRESS}="${{node_addresses[{launch.node_rank}]}}"']
+    return [f"# node rank {launch.node_rank}: {launch.role}", *own, *lines, 'steps+=("$!")']
 
 
 def _wait_ready(job: Job) -> list[str]:

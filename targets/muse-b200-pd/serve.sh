@@ -2,7 +2,25 @@
 # muse-b200-pd: written by `spark build` from specs/nvidia/b200-prefill-decode.spark; edit the spec, not this file.
 # Runs the launches of one node of muse-b200-pd: 2 nodes, ranks 0-1.
 # Usage: serve.sh NODE_RANK [PREFILL_ADDRESS] [DECODE_ADDRESS]   (or set SPARK_NODE_RANK, SPARK_PREFILL_ADDRESS, SPARK_DECODE_ADDRESS in the environment)
+# Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or SPARK_ADDRESS_INTERFACE to pick the interface); a pool's head defaults to its own address.
+# Open between the nodes: TCP 8000 (the router's API), 8100 (the prefill API), 8200 (the decode API), 5600 (the prefill NIXL side channel), 5601 (the decode NIXL side channel); vLLM and NCCL also use ports they pick at run time, so allow TCP between them.
 set -euo pipefail
+
+# This node's own IPv4 address (never a host name, which may resolve to 127.0.1.1); SPARK_ADDRESS_INTERFACE picks the interface.
+spark_node_address() {
+  local dev="${SPARK_ADDRESS_INTERFACE:-}" scope="" address
+  if [ -z "$dev" ]; then
+    dev="$(ip -4 route show default | awk '{ for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit } }')"
+    scope="global"
+  fi
+  address="$(ip -4 -o addr show ${dev:+dev "$dev"} ${scope:+scope "$scope"} |
+    awk '{ split($4, a, "/"); print a[1]; exit }')"
+  if [ -z "$address" ]; then
+    echo "spark: no IPv4 address found on $(hostname)${dev:+ ($dev)}; set SPARK_ADDRESS_INTERFACE" >&2
+    return 1
+  fi
+  printf '%s\n' "$address"
+}
 
 SPARK_NODE_RANK="${1:-${SPARK_NODE_RANK:-}}"
 if [ "$#" -ge 2 ]; then SPARK_PREFILL_ADDRESS="$2"; fi
@@ -10,7 +28,8 @@ if [ "$#" -ge 3 ]; then SPARK_DECODE_ADDRESS="$3"; fi
 
 case "$SPARK_NODE_RANK" in
   0)
-    : "${SPARK_PREFILL_ADDRESS:?set SPARK_PREFILL_ADDRESS or pass it as an argument}"
+    SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
+    SPARK_PREFILL_ADDRESS="${SPARK_PREFILL_ADDRESS:-${SPARK_NODE_ADDRESS}}"
     : "${SPARK_DECODE_ADDRESS:?set SPARK_DECODE_ADDRESS or pass it as an argument}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
     : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
@@ -23,7 +42,7 @@ case "$SPARK_NODE_RANK" in
       --port 8000 &
     router_pid=$!
     trap 'kill "$router_pid" 2>/dev/null || true' EXIT
-    export VLLM_NIXL_SIDE_CHANNEL_HOST="${SPARK_PREFILL_ADDRESS}"
+    export VLLM_NIXL_SIDE_CHANNEL_HOST="${SPARK_NODE_ADDRESS}"
     export VLLM_NIXL_SIDE_CHANNEL_PORT=5600
     export VLLM_USE_RUST_FRONTEND=1
     vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
@@ -36,10 +55,10 @@ case "$SPARK_NODE_RANK" in
       --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer"}'
     ;;
   1)
-    : "${SPARK_DECODE_ADDRESS:?set SPARK_DECODE_ADDRESS or pass it as an argument}"
+    SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
     : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
-    export VLLM_NIXL_SIDE_CHANNEL_HOST="${SPARK_DECODE_ADDRESS}"
+    export VLLM_NIXL_SIDE_CHANNEL_HOST="${SPARK_NODE_ADDRESS}"
     export VLLM_NIXL_SIDE_CHANNEL_PORT=5601
     export VLLM_USE_RUST_FRONTEND=1
     exec vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \

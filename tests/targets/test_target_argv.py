@@ -32,6 +32,10 @@ ADDRESSES = {
     "SPARK_DECODE_ADDRESS": "10.0.0.3",
 }
 LOOPBACK = dict.fromkeys(ADDRESSES, "127.0.0.1")
+# What each rank binds and advertises: its own node's address. The shell test passes it in; in the
+# one-host Slurm cluster every node is this host, whose loopback interface the job is pointed at.
+NODE_ADDRESS = {"SPARK_NODE_ADDRESS": "10.0.0.9"}
+ON_LOOPBACK = {"SPARK_ADDRESS_INTERFACE": "lo"}
 
 
 def ids(path: Path) -> str:
@@ -74,6 +78,9 @@ def test_shell_script_runs_each_rank_as_planned(script: Path, plans: dict[str, P
     for rank in ranks:
         record_dir = vllm_stub.dir / f"rank{rank}"
         env = clean_env(vllm_stub.with_env(SPARK_STUB_RECORD_DIR=str(record_dir), SPARK_STUB_SERVE_SECONDS="1"))
+        # Each rank runs alone here, so no peer could answer: the argv is what this test compares
+        # (test_network_faithful.py runs them together).
+        env.update(SPARK_STUB_NETWORK="0", **NODE_ADDRESS)
         used = [name for name in ADDRESSES if f"[{name.removeprefix('SPARK_')}]" in script.read_text()]
         if rank % 2:  # odd ranks read everything from the environment, even ranks from arguments
             env.update({name: ADDRESSES[name] for name in used}, SPARK_NODE_RANK=str(rank))
@@ -85,7 +92,7 @@ def test_shell_script_runs_each_rank_as_planned(script: Path, plans: dict[str, P
         assert sorted(r["prog"] for r in records) == sorted(launch.argv[0] for launch in launches)
         for launch in launches:
             (record,) = [r for r in records if r["prog"] == launch.argv[0]]
-            assert_runs_as_planned(record, launch, ADDRESSES)
+            assert_runs_as_planned(record, launch, ADDRESSES | NODE_ADDRESS)
 
 
 @pytest.mark.parametrize("script", committed("*/serve.sh"), ids=ids)
@@ -122,7 +129,7 @@ def test_slurm_job_runs_every_rank_as_planned(
         if launch.port is not None:
             assert port_free(launch.port), f"port {launch.port} is taken; the job's stubs need it"
     # Node names do not resolve here: every address points at this host, where both "nodes" run.
-    env = clean_env(vllm_stub.with_env(SPARK_STUB_SERVE_SECONDS="4")) | LOOPBACK
+    env = clean_env(vllm_stub.with_env(SPARK_STUB_SERVE_SECONDS="4")) | LOOPBACK | ON_LOOPBACK
     job = spec_cluster.run_job(copy_script(script, job_dir), env=env, timeout=120)
     assert job.ok, job
     assert f"spark: {plan.name} is ready" in job.output
@@ -131,7 +138,7 @@ def test_slurm_job_runs_every_rank_as_planned(
     for launch in plan.launches:
         node = f"node{launch.node_rank + 1}"
         (record,) = [r for r in records if r["slurm"]["SLURMD_NODENAME"] == node and r["prog"] == launch.argv[0]]
-        assert_runs_as_planned(record, launch, LOOPBACK)
+        assert_runs_as_planned(record, launch, LOOPBACK | {"SPARK_NODE_ADDRESS": "127.0.0.1"})
         assert record["slurm"]["SLURM_JOB_ID"] == str(job.job_id)
         assert record["exit_code"] == 0
 
@@ -193,7 +200,10 @@ def placeholder_values(plan: Plan, launch: Launch, values: dict[str, str]) -> di
     if launch.role == "router":
         return {f"SPARK_{p.role.upper()}_ADDRESS": f"{plan.name}-{p.role}" for p in plan.pools}
     own = "SPARK_HEAD_ADDRESS" if launch.role == "server" else f"SPARK_{launch.role.upper()}_ADDRESS"
-    return {own: values.get("LWS_LEADER_ADDRESS", values["SPARK_POD_IP"])}
+    # A pool's head is the pod itself in a leader (or a lone pod), the group leader in a worker;
+    # what a pod binds and advertises is always its own IP.
+    head = values["SPARK_POD_IP"] if values.get("LWS_WORKER_INDEX", "0") == "0" else values["LWS_LEADER_ADDRESS"]
+    return {own: head, "SPARK_NODE_ADDRESS": values["SPARK_POD_IP"]}
 
 
 @pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)

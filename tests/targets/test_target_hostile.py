@@ -97,7 +97,10 @@ def assert_nothing_ran(hostile) -> None:
 
 
 def test_shell_passes_the_values_to_vllm_intact(hostile, vllm_stub) -> None:
-    env = vllm_stub.with_env(HF_TOKEN="t", SPARK_STUB_SERVE_SECONDS="0", SPARK_STUB_RECORD_ENV="MY_VAR")
+    # The data-parallel head runs alone here, so no worker could connect: argv and env are the point.
+    env = vllm_stub.with_env(
+        HF_TOKEN="t", SPARK_STUB_SERVE_SECONDS="0", SPARK_STUB_RECORD_ENV="MY_VAR", SPARK_STUB_NETWORK="0"
+    )
     for script, args in (("hostile/serve.sh", []), ("hostile-dp/serve.sh", ["0", "10.0.0.1"])):
         proc = subprocess.run(["bash", str(hostile["dir"] / script), *args], env=env, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr

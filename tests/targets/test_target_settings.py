@@ -143,7 +143,7 @@ def test_kubernetes_settings(built) -> None:
     assert lws["kind"] == "LeaderWorkerSet" and lws["spec"]["replicas"] == 2
     amd = v.load_yaml_documents(out / "tuned-amd/kubernetes.yaml")[0]
     (amd_container,) = amd["spec"]["template"]["spec"]["containers"]
-    assert amd_container["resources"] == {"limits": {"amd.com/gpu": 8}}
+    assert amd_container["resources"]["limits"] == {"amd.com/gpu": 8}
 
 
 def test_compose_settings(built) -> None:

@@ -9,6 +9,7 @@ import validators as v
 from target_helpers import TARGETS, committed, copy_script
 
 from spark_dsl import catalog, vllm_flags
+from spark_dsl.plan.weights import staging
 
 SCRIPTS = committed("*/serve.sh") + committed("*/job.sbatch")
 YAML = committed("*/*.yaml")
@@ -71,7 +72,11 @@ def test_leaderworkerset_fields(path: Path, plans) -> None:
         assert template["restartPolicy"] == "RecreateGroupOnPodRestart"
         leader = template["leaderTemplate"]["spec"]["containers"][0]
         worker = template["workerTemplate"]["spec"]["containers"][0]
-        assert "$(LWS_LEADER_ADDRESS)" in leader["args"] and "$(LWS_LEADER_ADDRESS)" in worker["args"]
+        # The leader binds the data-parallel socket on its own pod IP; workers reach it by the
+        # leader's address (LWS_LEADER_ADDRESS, a name of the group's headless Service).
+        assert "$(SPARK_POD_IP)" in leader["args"] and "$(LWS_LEADER_ADDRESS)" in worker["args"]
+        pod_ip = {"name": "SPARK_POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+        assert pod_ip in leader["env"]
         assert "$(LWS_WORKER_INDEX)" in worker["args"]
         assert "--headless" in worker["args"] and "--headless" not in leader["args"]
         assert "ports" not in worker and "readinessProbe" not in worker  # headless: no HTTP
@@ -95,9 +100,20 @@ def test_every_pod_has_gpus_shm_probes_and_secret_references(path: Path, plans) 
             (container,) = pod["containers"]
             assert pod.get("nodeSelector", {}) == {}  # no spec sets one
             if container["command"] == ["vllm-router"]:
-                assert "resources" not in container
+                assert container["resources"] == {"requests": {"cpu": 1, "memory": "2Gi"}}
                 continue
-            assert container["resources"] == {"limits": {resource: plan.value("gpus")}}
+            assert container["resources"]["limits"] == {resource: plan.value("gpus")}
+            requests = container["resources"]["requests"]
+            assert requests["cpu"] == 4 * plan.value("gpus")
+            # No spec declares a cache volume: the emptyDir holds the whole download, so the pod asks
+            # for that much disk and cannot land on a node without it.
+            assert quantity_bytes(requests["ephemeral-storage"]) >= staging(plan).size_bytes
+            assert quantity_bytes(requests["memory"]) >= 16 * 2**30 * plan.value("gpus")
+            if "VLLM_NIXL_SIDE_CHANNEL_HOST" in {e["name"] for e in container["env"]}:
+                # Every P/D rank binds and advertises its own pod IP, leader or worker.
+                env = {e["name"]: e for e in container["env"]}
+                assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"]["value"] == "$(SPARK_POD_IP)"
+                assert env["SPARK_POD_IP"]["valueFrom"] == {"fieldRef": {"fieldPath": "status.podIP"}}
             shm = next(vol for vol in pod["volumes"] if vol["name"] == "shm")
             assert shm["emptyDir"]["medium"] == "Memory"
             assert {"name": "shm", "mountPath": "/dev/shm"} in container["volumeMounts"]
@@ -111,7 +127,10 @@ def test_every_pod_has_gpus_shm_probes_and_secret_references(path: Path, plans) 
             if "--headless" not in container["args"]:
                 startup = container["startupProbe"]
                 assert startup["httpGet"]["path"] == "/health"
-                assert startup["periodSeconds"] * startup["failureThreshold"] >= 3600
+                # The budget grows with the checkpoint: loading it, and downloading it (vLLM does).
+                budget = staging(plan).startup_seconds(staged=False)
+                assert startup["periodSeconds"] * startup["failureThreshold"] >= budget
+                assert budget >= 600 + staging(plan).size_gb * 6
 
 
 @pytest.mark.parametrize("path", committed("*/vllm-config.yaml"), ids=ids)
@@ -146,3 +165,28 @@ def test_committed_targets_use_the_pinned_catalog_images(plans) -> None:
             if line.strip().startswith("image:")
         }
         assert images == {pinned}, path
+
+
+def quantity_bytes(text: str) -> int:
+    """A Kubernetes binary quantity (`557Gi`) in bytes."""
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    return int(text[:-2]) * units[text[-2:]] if text[-2:] in units else int(text)
+
+
+LWS_MINIMUM_SCHEMA = Path(__file__).parents[1] / "data" / "lws" / "leaderworkerset-v0.6.0.schema.json"
+
+
+@pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
+def test_leaderworkerset_fits_the_minimum_version_named_in_the_header(path: Path) -> None:
+    """Every LeaderWorkerSet is valid for LWS v0.6.0, the version the header asks for (README.md in
+    tests/data/lws/ says why v0.6.0 and how the schema was checked against its CRD)."""
+    import json
+
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(json.loads(LWS_MINIMUM_SCHEMA.read_text()))
+    documents = [d for d in v.load_yaml_documents(path) if d["kind"] == "LeaderWorkerSet"]
+    for doc in documents:
+        assert [e.message for e in validator.iter_errors(doc)] == []
+    if documents:
+        assert "Needs the LeaderWorkerSet controller v0.6.0 or newer" in path.read_text()

@@ -1,0 +1,61 @@
+"""What a deployment downloads before it serves: the repositories, their size, and the budgets.
+
+The sizes are the catalog's (`spark_dsl/catalog/models.yaml`): a checkpoint converted while
+loading (`bf16-to-mxfp4`) downloads its source's weights, and DSpark adds the draft model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from spark_dsl.plan.launches import model_id
+from spark_dsl.plan.model import Plan
+
+DEFAULT_DOWNLOAD_TIMEOUT = 2 * 3600
+# Startup budgets, our own assumptions (docs/targets.md): engine start-up (compilation, CUDA graphs)
+# and reading the weights from disk at 0.5 GB/s; downloading them, when vLLM does it, at 0.25 GB/s.
+STARTUP_BASE_SECONDS = 600
+LOAD_GB_PER_SECOND = 0.5
+DOWNLOAD_GB_PER_SECOND = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Staging:
+    """The weights of a plan: what to download, how big it is, and whether spark stages it."""
+
+    repositories: tuple[str, ...]
+    size_gb: float
+    download: bool
+    timeout: int
+
+    @property
+    def size_bytes(self) -> int:
+        return math.ceil(self.size_gb * 1e9)
+
+    def startup_seconds(self, staged: bool) -> int:
+        """How long a server may take to answer /health: load, plus the download unless staged."""
+        seconds = STARTUP_BASE_SECONDS + self.size_gb / LOAD_GB_PER_SECOND
+        if not staged:
+            seconds += self.size_gb / DOWNLOAD_GB_PER_SECOND
+        return math.ceil(seconds)
+
+
+def staging(plan: Plan) -> Staging:
+    body = plan.deployment.body.block("weights")
+    download = bool(body.value("download", False)) if body else False
+    timeout = int(body.value("download_timeout", DEFAULT_DOWNLOAD_TIMEOUT)) if body else DEFAULT_DOWNLOAD_TIMEOUT
+    checkpoint = plan.checkpoint
+    size = 0.0
+    repositories: list[str] = []
+    if checkpoint is not None:
+        source = plan.model.checkpoints.get(checkpoint.converts_from or "") or checkpoint
+        size += source.weights_gb
+        served = model_id(plan)
+        if not served.startswith("/"):  # an absolute path is on the nodes already
+            repositories.append(served)
+    if plan.value("speculative") is not None and plan.value("speculative").mode == "dspark":
+        draft = plan.model.draft
+        size += draft.weights_gb
+        repositories.append(draft.repository)
+    return Staging(tuple(repositories), round(size, 3), download, timeout)

@@ -1,0 +1,128 @@
+"""What a Kubernetes pod asks the scheduler for: CPU, memory, disk, RDMA devices, the model cache.
+
+Defaults are this project's own sizing (docs/targets.md, "Kubernetes"); the device resource names
+and the IPC_LOCK capability come from the device plugins' documentation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from spark_dsl.plan.weights import Staging, staging
+from spark_dsl.targets.common import MODEL_CACHE, Job, binary_size
+from spark_dsl.values import Volume
+
+GIB = 1 << 30
+QUANTITY_UNITS = (("Ti", 1 << 40), ("Gi", GIB), ("Mi", 1 << 20), ("Ki", 1 << 10))
+CPU_PER_GPU = 4
+MEMORY_PER_GPU = 16 * GIB
+# Without an emptyDir cache the pod's own disk holds logs and vLLM's compile caches.
+SMALL_EPHEMERAL_STORAGE = 50 * GIB
+ROUTER_REQUESTS = {"cpu": 1, "memory": "2Gi"}
+# `fabric` -> device-plugin resource. EFA: the AWS EFA device plugin's `vpc.amazonaws.com/efa`.
+# InfiniBand/RoCE: the `rdma_resource` setting, by default the name NVIDIA's network operator and
+# Mellanox's k8s-rdma-shared-dev-plugin document (`rdma/rdma_shared_device_a`).
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+DEFAULT_RDMA_RESOURCE = "rdma/rdma_shared_device_a"
+RDMA_FABRICS = ("infiniband", "roce", "efa")
+PERIOD_SECONDS = 10
+
+
+def quantity(size: int) -> str:
+    """A byte count as a Kubernetes quantity: exact binary units when they fit, else rounded up to Gi."""
+    return binary_size(size, QUANTITY_UNITS) or f"{math.ceil(size / GIB)}Gi"
+
+
+def cache_volume(job: Job) -> Volume:
+    volume: Volume = job.setting("model_cache") or Volume("emptydir")
+    return volume
+
+
+def fabric(job: Job) -> str | None:
+    value = job.runtime_value("fabric")
+    return str(value) if value else None
+
+
+def devices(job: Job) -> dict[str, int]:
+    """The RDMA devices of a vLLM pod: one per GPU (a shared-device plugin counts shares)."""
+    chosen = fabric(job)
+    if chosen == "efa":
+        return {EFA_RESOURCE: job.gpus}
+    if chosen in ("infiniband", "roce"):
+        return {str(job.setting("rdma_resource") or DEFAULT_RDMA_RESOURCE): job.gpus}
+    return {}
+
+
+def security_context(job: Job) -> dict[str, Any] | None:
+    """RDMA registers (pins) memory, which needs CAP_IPC_LOCK in the container."""
+    if fabric(job) in RDMA_FABRICS:
+        return {"capabilities": {"add": ["IPC_LOCK"]}}
+    return None
+
+
+def vllm_resources(job: Job, gpu_resource: str) -> dict[str, Any]:
+    staged = staging(job.plan)
+    cpu = job.setting("cpu") or CPU_PER_GPU * job.gpus
+    shm = int(job.runtime_value("shm_size") or 0)
+    memory = job.setting("memory") or MEMORY_PER_GPU * job.gpus + shm
+    storage = job.setting("ephemeral_storage")
+    if storage is None:
+        storage = emptydir_size(staged) if cache_volume(job).kind == "emptydir" else SMALL_EPHEMERAL_STORAGE
+    limits = {gpu_resource: job.gpus, **devices(job)}
+    requests = {"cpu": int(cpu), "memory": quantity(int(memory)), "ephemeral-storage": quantity(int(storage))}
+    return {"limits": limits, "requests": requests}
+
+
+def emptydir_size(staged: Staging) -> int:
+    """The checkpoint (and draft) plus a tenth for the cache's metadata and partial downloads."""
+    return math.ceil(staged.size_bytes * 1.1 / GIB) * GIB
+
+
+def claim(job: Job, name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any] | None:
+    """The PersistentVolumeClaim spark creates: `model_cache = pvc(...)` with a `cache_size`."""
+    volume = cache_volume(job)
+    size = job.setting("cache_size")
+    if volume.kind != "pvc" or size is None:
+        return None
+    shared = job.plan.total_nodes > 1 or int(job.setting("replicas", 1)) > 1
+    spec: dict[str, Any] = {
+        # Several pods on several nodes mount it at once: only ReadWriteMany allows that.
+        "accessModes": ["ReadWriteMany" if shared else "ReadWriteOnce"],
+        "resources": {"requests": {"storage": quantity(int(size))}},
+    }
+    storage_class = job.setting("storage_class")
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": volume.name or name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }
+
+
+def download_containers(job: Job, image: str, token: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Init containers that fill the cache before vLLM starts (`weights { download = true }`)."""
+    staged = staging(job.plan)
+    if not staged.download:
+        return []
+    out = []
+    for i, repository in enumerate(staged.repositories, start=1):
+        container: dict[str, Any] = {
+            "name": f"download-{i}",
+            "image": image,
+            "command": ["hf"],
+            "args": ["download", repository.replace("$", "$$")],
+        }
+        if token:
+            container["env"] = token
+        container["volumeMounts"] = [{"name": "model-cache", "mountPath": MODEL_CACHE}]
+        out.append(container)
+    return out
+
+
+def startup_failures(job: Job) -> int:
+    """Startup probe failures allowed: the budget for loading (and downloading) the checkpoint."""
+    staged = staging(job.plan)
+    return math.ceil(staged.startup_seconds(staged=staged.download) / PERIOD_SECONDS)

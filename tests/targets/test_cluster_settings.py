@@ -1,0 +1,155 @@
+"""Staged weights, the fabric, resources and the router image, built by the real `spark` command and
+read back from every target that expresses them; the Kubernetes files stay strictly valid."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import validators as v
+
+SPEC = """\
+deployment muse-cluster {
+  model       = muse-spark-open
+  accelerator = b200
+
+  runtime {
+    hf_token     = secret("hf-token")
+    model_cache  = "/shared/hf"
+    fabric       = FABRIC
+    router_image = "registry.example.com/vllm-router:0.1.9"
+  }
+  weights {
+    download         = true
+    download_timeout = 90m
+  }
+  disaggregation {
+    prefill {
+      nodes = 1
+    }
+    decode {
+      nodes    = 2
+      parallel = dp(2) + tp + ep
+    }
+  }
+
+  target shell {}
+  target slurm {}
+  target kubernetes {
+    model_cache   = pvc("muse-weights")
+    cache_size    = 1TiB
+    storage_class = "shared-nfs"
+    cpu           = 48
+    memory        = 256GiB
+  }
+}
+"""
+
+
+def build(tmp_path: Path, fabric: str) -> Path:
+    spec = tmp_path / "cluster.spark"
+    spec.write_text(SPEC.replace("FABRIC", fabric))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_dsl", "build", str(spec), "-o", str(out), "--root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out / "muse-cluster"
+
+
+def pods(docs: list[dict]) -> list[dict]:
+    out = []
+    for doc in docs:
+        if doc["kind"] == "Deployment":
+            out.append(doc["spec"]["template"]["spec"])
+        elif doc["kind"] == "LeaderWorkerSet":
+            template = doc["spec"]["leaderWorkerTemplate"]
+            out += [template["leaderTemplate"]["spec"], template["workerTemplate"]["spec"]]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("fabric", "devices", "env"),
+    [
+        ("infiniband", {"rdma/rdma_shared_device_a": 8}, {}),
+        ("roce", {"rdma/rdma_shared_device_a": 8}, {}),
+        ("efa", {"vpc.amazonaws.com/efa": 8}, {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}),
+        ("tcp", {}, {"NCCL_IB_DISABLE": "1"}),
+    ],
+)
+def test_kubernetes_stages_weights_and_asks_for_devices_and_resources(
+    tmp_path: Path, fabric: str, devices: dict[str, int], env: dict[str, str]
+) -> None:
+    folder = build(tmp_path, fabric)
+    path = folder / "kubernetes.yaml"
+    v.kubernetes_validate(path).check()
+    docs = v.load_yaml_documents(path)
+    claim = docs[0]
+    assert claim["kind"] == "PersistentVolumeClaim" and claim["metadata"]["name"] == "muse-weights"
+    # Three pods on three nodes share the cache: only ReadWriteMany lets them.
+    assert claim["spec"] == {
+        "accessModes": ["ReadWriteMany"],
+        "resources": {"requests": {"storage": "1Ti"}},
+        "storageClassName": "shared-nfs",
+    }
+    servers = [p for p in pods(docs) if p["containers"][0]["name"] == "vllm"]
+    assert len(servers) == 3  # prefill, decode leader, decode worker
+    for pod in servers:
+        (container,) = pod["containers"]
+        assert container["resources"]["limits"] == {"nvidia.com/gpu": 8, **devices}
+        assert container["resources"]["requests"] == {"cpu": 48, "memory": "256Gi", "ephemeral-storage": "50Gi"}
+        if devices:
+            assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+        else:
+            assert "securityContext" not in container
+        plain = {e["name"]: e.get("value") for e in container["env"]}
+        for name, value in env.items():
+            assert plain[name] == value
+        assert plain["VLLM_NIXL_SIDE_CHANNEL_HOST"] == "$(SPARK_POD_IP)"
+        downloads = pod["initContainers"]
+        assert [c["args"] for c in downloads] == [
+            ["download", "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"],
+            ["download", "Inferact/Muse-Spark-Open-DSpark"],
+        ]
+        for init in downloads:
+            assert init["command"] == ["hf"]
+            assert init["volumeMounts"] == [{"name": "model-cache", "mountPath": "/root/.cache/huggingface"}]
+            assert init["env"][0]["valueFrom"]["secretKeyRef"]["name"] == "hf-token"
+        assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": "muse-weights"}} in pod["volumes"]
+    (router,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-router")]
+    (container,) = router["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.example.com/vllm-router:0.1.9"
+    header = path.read_text().split("\n---\n", 1)[0]
+    assert "vllm-router` (PyPI) from registry.example.com/vllm-router:0.1.9 (runtime.router_image)" in header
+    assert "13345 (the decode data-parallel RPC, on its head)" in header
+    assert "5601-5602 (the decode NIXL side channel, one per data-parallel rank)" in header
+
+
+def test_slurm_and_shell_carry_the_fabric_environment_and_the_shared_cache(tmp_path: Path) -> None:
+    folder = build(tmp_path, "tcp")
+    job = (folder / "job.sbatch").read_text()
+    v.shellcheck(folder / "job.sbatch").check()
+    v.shellcheck(folder / "serve.sh").check()
+    assert job.count("NCCL_IB_DISABLE=1") == 3  # every vLLM rank, not the router
+    assert job.count("HF_HOME=/shared/hf") == 4  # the download step and the three ranks
+    assert "stage_deadline=$((SECONDS + 5400))" in job
+    assert "--relative=0 hf download" in job.replace(" env HF_HOME=/shared/hf", "")
+    serve = (folder / "serve.sh").read_text()
+    assert serve.count("export NCCL_IB_DISABLE=1") == 3
+    assert "  download)\n" in serve and "serve.sh download" in serve
+
+
+def test_plan_shows_the_router_image_and_the_fabric(tmp_path: Path) -> None:
+    spec = tmp_path / "cluster.spark"
+    spec.write_text(SPEC.replace("FABRIC", "efa"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_dsl", "plan", str(spec)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "router_image     registry.example.com/vllm-router:0.1.9" in proc.stdout
+    assert "fabric" in proc.stdout and "efa" in proc.stdout
+    assert "FI_PROVIDER=efa" in proc.stdout

@@ -1,0 +1,169 @@
+"""The multi-node Slurm jobs come up on a cluster whose nodes are separate hosts on a network.
+
+Each node of the test cluster is a network namespace with its own IPv4 address and a Debian-style
+/etc/hosts (`127.0.1.1 <its own name>`), see tests/slurm_cluster.py. The stub `vllm` binds and
+connects where vLLM 0.33.0 does (tests/stubs/vllm): the data-parallel head binds its RPC socket on
+`--data-parallel-address`, every headless engine connects to it, every NIXL rank binds its side
+channel on `VLLM_NIXL_SIDE_CHANNEL_HOST`, and the router's first request makes the decode connect
+to the prefill's advertised side channel. A rank that binds loopback, or a name, fails here as on
+a real cluster.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import validators as v
+from target_helpers import REPO, TARGETS, committed, copy_script
+
+try:
+    from slurm_cluster import SlurmCluster
+except ImportError:  # pragma: no cover - tests/ as a package
+    from ..slurm_cluster import SlurmCluster
+
+SECRETS = {"HF_TOKEN": "hf_test_token", "VLLM_API_KEY": "api_test_key"}
+WIDE_DECODE = Path(__file__).parent / "network" / "pd-wide-decode.spark"
+
+
+@pytest.fixture(scope="module")
+def network_cluster(tmp_path_factory):
+    """Three nodes, each its own host on one network, with the partitions the jobs ask for."""
+    wanted = {"gpu"}
+    for script in [*committed("*/job.sbatch"), WIDE_DECODE]:
+        wanted.update(re.findall(r'partition\s*=\s*"?([\w-]+)', script.read_text()))
+    cluster = SlurmCluster(tmp_path_factory.mktemp("net-slurm"), nodes=3, partitions=sorted(wanted), network=True)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop(check=True)
+
+
+def clean_env(base: dict[str, str]) -> dict[str, str]:
+    env = {k: val for k, val in base.items() if k.startswith("SPARK_STUB_") or not k.startswith(("VLLM_", "SPARK_"))}
+    return {**env, **SECRETS}
+
+
+def run(cluster: SlurmCluster, script: Path, job_dir: Path, stub) -> tuple[v.Result, list[dict]]:
+    env = clean_env(stub.with_env(SPARK_STUB_SERVE_SECONDS="8", SPARK_STUB_CONNECT_SECONDS="6"))
+    job = cluster.run_job(copy_script(script, job_dir), env=env, timeout=120)
+    return job, v.load_stub_records(stub.dir, None)
+
+
+def by_node(records: list[dict], prog: str = "vllm") -> dict[str, dict]:
+    return {r["slurm"]["SLURMD_NODENAME"]: r for r in records if r["prog"] == prog}
+
+
+@pytest.mark.slurm
+def test_two_node_data_parallel_job_comes_up(network_cluster, job_dir: Path, vllm_stub) -> None:
+    job, records = run(network_cluster, TARGETS / "muse-b200-dp2" / "job.sbatch", job_dir, vllm_stub)
+    assert job.ok, job
+    assert "spark: muse-b200-dp2 is ready" in job.output
+    head, worker = by_node(records)["node1"], by_node(records)["node2"]
+    address = network_cluster.node_address(1)
+    assert head["network"]["bound"] == [
+        {"what": "data-parallel RPC socket", "host": address, "address": address, "port": 13345}
+    ]
+    assert head["network"]["engines_from"] == [network_cluster.node_address(2)]
+    assert worker["network"]["handshake"] == f"{address}:13345"
+    assert all(r["exit_code"] == 0 for r in records)
+
+
+@pytest.mark.slurm
+def test_prefill_decode_job_comes_up(network_cluster, job_dir: Path, vllm_stub) -> None:
+    job, records = run(network_cluster, TARGETS / "muse-b200-pd" / "job.sbatch", job_dir, vllm_stub)
+    assert job.ok, job
+    servers = by_node(records)
+    prefill, decode = network_cluster.node_address(1), network_cluster.node_address(2)
+    assert servers["node1"]["network"]["bound"] == [
+        {"what": "NIXL side channel", "host": prefill, "address": prefill, "port": 5600}
+    ]
+    assert servers["node2"]["network"]["bound"] == [
+        {"what": "NIXL side channel", "host": decode, "address": decode, "port": 5601}
+    ]
+    # The router's first request: the decode reached the prefill's advertised side channel.
+    assert servers["node2"]["network"]["nixl_handshake"] == f"{prefill}:5600 ({prefill}): nixl-metadata"
+    (router,) = by_node(records, "vllm-router").values()
+    assert "first_request" in router["network"] and router["exit_code"] == 0
+
+
+@pytest.mark.slurm
+def test_prefill_decode_job_with_a_two_node_decode_pool_comes_up(
+    network_cluster, job_dir: Path, vllm_stub, tmp_path: Path
+) -> None:
+    built = tmp_path / "built"
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_dsl", "build", str(WIDE_DECODE), "-o", str(built), "--root", str(REPO)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    job, records = run(network_cluster, built / "muse-pd-wide-decode" / "job.sbatch", job_dir, vllm_stub)
+    assert job.ok, job
+    servers = by_node(records)
+    decode_head, decode_worker = network_cluster.node_address(2), network_cluster.node_address(3)
+    # Each decode engine binds its side channel on its own node, at the base port + its DP rank.
+    assert {b["what"]: (b["address"], b["port"]) for b in servers["node3"]["network"]["bound"]} == {
+        "NIXL side channel": (decode_worker, 5602)
+    }
+    assert servers["node2"]["network"]["engines_from"] == [decode_worker]
+    assert servers["node3"]["network"]["handshake"] == f"{decode_head}:13345"
+    assert all(r["exit_code"] == 0 for r in records)
+
+
+STAGED = """\
+deployment muse-staged {{
+  model       = muse-spark-open
+  accelerator = b200
+  nodes       = 2
+  parallel    = dp(2) + tp + ep
+
+  serve {{
+    api_key = secret("vllm-api-key")
+  }}
+  runtime {{
+    hf_token    = secret("hf-token")
+    model_cache = "{cache}"
+  }}
+  weights {{
+    download         = true
+    download_timeout = 10m
+  }}
+
+  target slurm {{
+    partition = "b200"
+  }}
+}}
+"""
+
+
+@pytest.mark.slurm
+def test_staging_downloads_each_repository_once_before_any_launch(
+    network_cluster, job_dir: Path, vllm_stub, tmp_path: Path
+) -> None:
+    cache = tmp_path / "shared-hf-cache"
+    spec = tmp_path / "staged.spark"
+    spec.write_text(STAGED.format(cache=cache))
+    built = tmp_path / "built"
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_dsl", "build", str(spec), "-o", str(built), "--root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    job, records = run(network_cluster, built / "muse-staged" / "job.sbatch", job_dir, vllm_stub)
+    assert job.ok, job
+    downloads = [r for r in records if r["prog"] == "hf"]
+    assert sorted(tuple(r["argv"]) for r in downloads) == [
+        ("download", "Inferact/Muse-Spark-Open-DSpark"),
+        ("download", "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"),
+    ]
+    assert {r["env"]["HF_HOME"] for r in downloads} == {str(cache)}
+    assert {r["slurm"]["SLURMD_NODENAME"] for r in downloads} == {"node1"}
+    servers = [r for r in records if r["prog"] == "vllm"]
+    assert len(servers) == 2 and {r["env"]["HF_HOME"] for r in servers} == {str(cache)}
+    assert max(r["finished"] for r in downloads) < min(r["started"] for r in servers)
