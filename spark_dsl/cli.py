@@ -69,17 +69,26 @@ def main() -> None:
 
 def checked_run(paths: tuple[str, ...], root: Path) -> Any:
     """Runs the pipeline over the paths; usage errors exit 2, internal failures exit 3."""
+    import stat
+
+    from spark_dsl.files import Unreadable, inspect, printable
     from spark_dsl.pipeline import UsageError, collect_paths, run
 
-    if not root.is_dir():
-        _usage(f"--root {root} is not a directory")
+    status = inspect(root)
+    if isinstance(status, Unreadable):
+        _usage(f"cannot use --root {printable(str(root))}: {status.reason}")
+    if not stat.S_ISDIR(status.st_mode):
+        _usage(f"--root {printable(str(root))} is not a directory")
+    skipped: list[str] = []
     try:
-        files = collect_paths(list(paths), root)
+        files = collect_paths(list(paths), root, skipped)
     except UsageError as err:
         _usage(str(err))
+    for line in skipped:
+        click.echo(f"spark: {line}", err=True)
 
     def note(path: Path) -> None:
-        _Current.path = str(path)
+        _Current.path = printable(str(path))
 
     try:
         return run(files, root, on_file=note)

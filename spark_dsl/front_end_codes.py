@@ -75,6 +75,19 @@ CODES = [
         "(the same file saved as UTF-8)",
     ),
     CodeDoc(
+        "SPK008",
+        "error",
+        "nesting too deep",
+        "Blocks, lists and calls (`{`, `[`, `(`) nest more than 32 levels deep, counting the "
+        "deployment's or profile's own `{`. The file is refused as it is read, and the error points at "
+        "the bracket that opens level 33. Brackets inside strings and comments do not count.",
+        "Real specs nest four or five levels. Every later stage (the checker, `spark fmt`, the "
+        "language server) walks the tree recursively; a limit checked before the tree exists keeps "
+        "a hostile file from exhausting the stack.",
+        "deployment muse {\n  serve { extra_args = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]] }\n}",
+        'deployment muse {\n  serve { extra_args = ["--max-num-batched-tokens", "8192"] }\n}',
+    ),
+    CodeDoc(
         "SPK101",
         "error",
         "unknown key or block",
@@ -124,7 +137,9 @@ CODES = [
         "number out of range or not whole",
         "A number outside its key's range (a port above 65535, a memory fraction above 1), or a "
         "quantity that does not come out whole (`1.0001k` tokens). As in vLLM, a fractional count "
-        "takes only a lowercase suffix (`25.6k`, never `1.5K`).",
+        "takes only a lowercase suffix (`25.6k`, never `1.5K`). Every integer, after its unit, is at "
+        "most 2^53 (9007199254740992), and a number literal is at most 64 characters long; a longer "
+        "one is refused as the file is read, before any arithmetic.",
         _LANG,
         "max_model_len = 1.5K\ngpu_memory_utilization = 92",
         "max_model_len = 1536\ngpu_memory_utilization = 0.92",
@@ -244,6 +259,22 @@ CODES = [
         "model = muse-spark-open",
     ),
     CodeDoc(
+        "SPK120",
+        "error",
+        "file cannot be read",
+        "An imported file, or a file named on the command line, exists but cannot be read as a "
+        "spec: it is a directory, a FIFO, a socket or a device rather than a regular file; it is "
+        "larger than 10 MiB; the user running spark may not read it; its name is too long for the "
+        "file system; a symbolic link on its path loops; or its path holds a NUL (`\\u{0}`). The "
+        "message says which. An import is reported at its path string, a named file at its start. "
+        "(Naming a FIFO, a device or an unreadable path on the command line is a usage error, exit 2.)",
+        "Specs are compiled in CI on every pull request: a path that would block (a FIFO waits "
+        "for a writer forever), never end (`/dev/zero`) or fill memory must be refused before "
+        "it is opened for reading.",
+        'import "profiles/team"   # a folder',
+        'import "profiles/team.spark"',
+    ),
+    CodeDoc(
         "SPK121",
         "error",
         "bad call arguments",
@@ -272,6 +303,20 @@ CODES = [
         "Targets derive object and variable names from it.",
         'runtime { hf_token = secret("HF Token") }',
         'runtime { hf_token = secret("hf-token") }',
+    ),
+    CodeDoc(
+        "SPK124",
+        "error",
+        "imports or `extends` nested too deep",
+        "Imports nest more than 64 files deep (a file importing a file importing a file ...), or "
+        "an `extends` chain is more than 1,000 profiles long. The import that would be the 65th "
+        "in a row, or the `extends` link that makes a chain 1,001 profiles long, is the error; "
+        "profiles below it are not reported again.",
+        "Limits far beyond any real project bound the work a hostile spec can cause. `extends` "
+        "is resolved once per profile and without recursion, so chains up to the limit and "
+        "diamond-shaped graphs check in linear time.",
+        "profile p0 { }\nprofile p1 extends p0 { }\n# ... 999 more, each extending the one before",
+        "profile common { }\nprofile team extends common { }",
     ),
     CodeDoc(
         "SPK901",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spark_dsl import files as spec_files
 from spark_dsl.diagnostics import DiagnosticSink, Fix, Note
+from spark_dsl.extends import ExtendsResolver, Resolved
 from spark_dsl.schema import deployment_schema
 from spark_dsl.span import LineIndex, Location, Span
 from spark_dsl.syntax import ast
@@ -16,6 +17,9 @@ from spark_dsl.values import TypedBody
 
 DEPLOYMENT_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 MAX_DEPLOYMENT_NAME = 40
+# Imports nest at most this many files deep: far beyond any real project, and the
+# import walk (one frame per file) stays far from Python's recursion limit.
+MAX_IMPORT_DEPTH = 64
 
 
 @dataclass
@@ -63,22 +67,23 @@ class Loader:
     files: dict[Path, SourceFile] = field(default_factory=dict)
     _scopes: dict[Path, dict[str, ProfileDef]] = field(default_factory=dict)
     _loading: list[Path] = field(default_factory=list)
-    # Profiles merged with what they extend, per extends-chain (a cycle's result depends on
-    # where it was entered), so a profile shared by many deployments is merged once.
-    _resolved: dict[tuple[Path, str, tuple[str, ...]], tuple[TypedBody, tuple[str, ...]]] = field(
-        default_factory=dict
-    )
+    # Profiles merged with what they extend, once each, so a profile shared by many
+    # deployments (or reached along many paths) is merged once.
+    _extends: ExtendsResolver | None = None
 
     def display(self, path: Path) -> str:
-        try:
-            rel = os.path.relpath(path)
-        except ValueError:  # pragma: no cover - another drive on Windows
-            rel = str(path)
-        return Path(rel).as_posix()
+        return spec_files.display(path)
 
-    def source(self, path: Path) -> SourceFile | None:
-        """Read and parse a file once; None (after a diagnostic) when it cannot be read."""
-        path = path.resolve()
+    def source(self, path: Path, via: tuple[SourceFile, ast.Import] | None = None) -> SourceFile | None:
+        """Read and parse a file once; None (after a diagnostic) when it cannot be read.
+
+        A file that cannot be read is reported where it was named: at the `import` that
+        names it (`via`), or, named on the command line, at the start of the file itself.
+        """
+        resolved = spec_files.resolve(path)
+        if isinstance(resolved, spec_files.Unreadable):
+            return self._unreadable(path, resolved, via)
+        path = resolved
         if path in self.files:
             return self.files[path]
         from spark_dsl.syntax.parser import parse
@@ -86,8 +91,11 @@ class Loader:
         name = self.display(path)
         text = self.overlays.get(path)
         if text is None:
+            data = spec_files.read_spec(path)
+            if isinstance(data, spec_files.Unreadable):
+                return self._unreadable(path, data, via)
             try:
-                text = path.read_bytes().decode("utf-8")
+                text = data.decode("utf-8")
             except UnicodeDecodeError as err:
                 self.sink.error(
                     "SPK007",
@@ -105,6 +113,25 @@ class Loader:
         if result.diagnostic is not None:
             self.sink.add(result.diagnostic)
         self.files[path] = SourceFile(path, name, text, result.module)
+        return self.files[path]
+
+    def _unreadable(
+        self, path: Path, problem: spec_files.Unreadable, via: tuple[SourceFile, ast.Import] | None
+    ) -> SourceFile | None:
+        if via is not None:
+            importer, imp = via
+            self.sink.error(
+                "SPK120",
+                f'cannot read imported file "{spec_files.printable(imp.path.value)}": {problem.reason}',
+                importer.name,
+                imp.path.span,
+                help=problem.help,
+            )
+            return None
+        # Named on the command line: reported at the file, which joins the run empty.
+        name = self.display(path)
+        self.sink.error("SPK120", f"cannot read {name}: {problem.reason}", name, Span(0, 0), help=problem.help)
+        self.files[path] = SourceFile(path, name, "", None)
         return self.files[path]
 
     # ---- imports and profiles ---------------------------------------------
@@ -159,15 +186,18 @@ class Loader:
 
     def _import(self, source: SourceFile, imp: ast.Import) -> SourceFile | None:
         raw = imp.path.value
-        target = (source.path.parent / raw).resolve()
+        resolved = spec_files.resolve(source.path.parent / raw)
+        if isinstance(resolved, spec_files.Unreadable):  # a NUL, a symlink loop, a name too long
+            return self._unreadable(source.path.parent / raw, resolved, (source, imp))
+        target = resolved
         root = self.root.resolve()
         if not target.is_relative_to(root):
             self.sink.error(
                 "SPK112",
-                f'import "{raw}" leaves the project root',
+                f'import "{spec_files.printable(raw)}" leaves the project root',
                 source.name,
                 imp.path.span,
-                label=f"resolves to {target}",
+                label=f"resolves to {spec_files.printable(str(target))}",
                 help=f"keep imports inside {self.display(root) or '.'}, or pass a wider `--root`",
             )
             return None
@@ -183,17 +213,27 @@ class Loader:
                 help=f"break the cycle {shown}: move the shared profiles into a file both import",
             )
             return None
-        if target not in self.overlays and not target.is_file():
+        if len(self._loading) >= MAX_IMPORT_DEPTH:
+            self.sink.error(
+                "SPK124",
+                f"imports nest more than {MAX_IMPORT_DEPTH} files deep",
+                source.name,
+                imp.path.span,
+                label=f"this would make a chain of {MAX_IMPORT_DEPTH + 1} files",
+                help=f"import the files a spec needs directly: imports nest at most {MAX_IMPORT_DEPTH} files deep",
+            )
+            return None
+        if target not in self.overlays and spec_files.missing(target):
             self.sink.error(
                 "SPK111",
-                f'imported file "{raw}" does not exist',
+                f'imported file "{spec_files.printable(raw)}" does not exist',
                 source.name,
                 imp.path.span,
                 label=f"looked for {self.display(target)}",
                 help="paths are relative to the importing file",
             )
             return None
-        return self.source(target)
+        return self.source(target, via=(source, imp))
 
     def typed_profile(self, prof: ProfileDef) -> TypedBody:
         if prof.typed is None:
@@ -201,48 +241,28 @@ class Loader:
             prof.typed = checker.check(prof.node.body, deployment_schema(), prof.node.name.span)
         return prof.typed
 
-    def _resolve_extends(
-        self,
-        parents: tuple[ast.Ident, ...],
-        scope: dict[str, ProfileDef],
-        source: SourceFile,
-        chain: tuple[str, ...],
-        deployment: str | None,
+    def _merge_parents(
+        self, parents: tuple[ast.Ident, ...], scope: dict[str, ProfileDef], source: SourceFile, deployment: str
     ) -> tuple[TypedBody, tuple[str, ...]]:
+        """A deployment's profiles merged in order, and every profile name they bring in."""
         merged = TypedBody()
-        used: list[str] = []
+        used: dict[str, None] = {}
         for parent in parents:
             prof = scope.get(parent.name)
             if prof is None:
-                self._unknown_profile(parent, scope, source, deployment)
+                self.unknown_profile(parent, scope, source, deployment)
                 continue
-            if parent.name in chain:
-                cycle = " -> ".join([*chain, parent.name])
-                self.sink.error(
-                    "SPK116",
-                    f"profile `{parent.name}` extends itself",
-                    source.name,
-                    parent.span,
-                    deployment=deployment,
-                    help=f"break the cycle {cycle}",
-                )
-                continue
-            body, names = self.resolved_profile(prof, (*chain, parent.name), deployment)
-            merged = merged.merged_with(body)
-            used.extend(n for n in names if n not in used)
+            resolved = self.resolved_profile(prof, deployment)
+            merged = merged.merged_with(resolved.body)
+            used.update(dict.fromkeys(resolved.profiles))
         return merged, tuple(used)
 
-    def resolved_profile(
-        self, prof: ProfileDef, chain: tuple[str, ...], deployment: str | None
-    ) -> tuple[TypedBody, tuple[str, ...]]:
-        key = (prof.source.path, prof.node.name.name, chain)
-        if key not in self._resolved:
-            scope = self.scope(prof.source)
-            base, names = self._resolve_extends(prof.node.extends, scope, prof.source, chain, deployment)
-            self._resolved[key] = base.merged_with(self.typed_profile(prof)), (*names, prof.node.name.name)
-        return self._resolved[key]
+    def resolved_profile(self, prof: ProfileDef, deployment: str | None) -> Resolved:
+        if self._extends is None:
+            self._extends = ExtendsResolver(self)
+        return self._extends.profile(prof, deployment)
 
-    def _unknown_profile(
+    def unknown_profile(
         self, ident: ast.Ident, scope: dict[str, ProfileDef], source: SourceFile, deployment: str | None
     ) -> None:
         from spark_dsl.diagnostics import replacement
@@ -274,12 +294,12 @@ class Loader:
         scope = self.scope(source)
         for prof in scope.values():
             if prof.source is source:
-                self.resolved_profile(prof, (prof.node.name.name,), None)
+                self.resolved_profile(prof, None)
         out = []
         for node in module.deployments:
             name = node.name.name
             self._check_name(node, source)
-            base, profiles = self._resolve_extends(node.extends, scope, source, (), name)
+            base, profiles = self._merge_parents(node.extends, scope, source, name)
             checker = BodyChecker(source.name, self.sink, deployment=name)
             own = checker.check(node.body, deployment_schema(), node.name.span)
             body = base.merged_with(own)

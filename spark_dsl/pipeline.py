@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import re
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,27 +40,46 @@ class RunResult:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
-def collect_paths(paths: list[str], root: Path) -> list[Path]:
-    """The `.spark` files named by the arguments, directories searched recursively."""
+def collect_paths(paths: list[str], root: Path, skipped: list[str] | None = None) -> list[Path]:
+    """The `.spark` files named by the arguments, directories searched recursively.
+
+    A path that is not there, cannot be looked at, leaves the root or is not a regular
+    file is a usage error; a folder scan leaves out, and lists in `skipped`, what it
+    must not read (FIFOs and devices, symlinks that lead out of the root).
+    """
+    from spark_dsl import files
+
     found: list[Path] = []
     root = root.resolve()
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
-            raise UsageError(f"no such file or directory: {raw}")
-        resolved = path.resolve()
+        shown = files.printable(raw)
+        status = files.inspect(path)
+        if isinstance(status, files.Unreadable):
+            if files.missing(path):
+                raise UsageError(f"no such file or directory: {shown}")
+            raise UsageError(f"cannot read {shown}: {status.reason}")
+        resolved = files.resolve(path)
+        if isinstance(resolved, files.Unreadable):
+            raise UsageError(f"cannot read {shown}: {resolved.reason}")
         if not resolved.is_relative_to(root):
-            raise UsageError(f"{raw} is outside the project root {root} (see --root)")
-        if path.is_dir():
-            below = sorted(p for p in path.rglob("*.spark") if p.is_file())
+            raise UsageError(f"{shown} is outside the project root {files.printable(str(root))} (see --root)")
+        if stat.S_ISDIR(status.st_mode):
+            below, left_out = files.scan(path, root)
+            if skipped is not None:
+                skipped.extend(f"skipped {files.display(s.path)}: {s.reason}" for s in left_out)
             if not below:
-                raise UsageError(f"{raw} holds no .spark file")
+                raise UsageError(f"{shown} holds no .spark file")
             found.extend(below)
-        else:
-            found.append(path)
+            continue
+        problem = files.not_regular(status.st_mode)
+        if problem is not None:
+            raise UsageError(f"{shown} {problem.reason.removeprefix('it ')}")
+        found.append(path)
     unique: dict[Path, Path] = {}
     for p in found:
-        unique.setdefault(p.resolve(), p)
+        real = files.resolve(p)
+        unique.setdefault(real if isinstance(real, Path) else p, p)
     return list(unique.values())
 
 

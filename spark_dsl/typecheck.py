@@ -25,6 +25,11 @@ DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+# The largest integer a float (and a JSON reader) holds exactly: every integer setting stays at
+# or below it, so the plan's float arithmetic can neither overflow nor round a value.
+MAX_INTEGER = 2**53
+
+
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
     # difflib is imported only when a name is wrong: clean files never pay for it.
     from difflib import get_close_matches
@@ -286,7 +291,18 @@ class BodyChecker:
                 value.span,
                 help=f"use a value from {key.minimum or 0} to {key.maximum}",
             )
+        self._below_ceiling(key.name, number, text, value.span)
         return number
+
+    def _below_ceiling(self, name: str, number: int, text: str, span: Span) -> None:
+        """Every integer is at most 2^53, checked before the plan's arithmetic turns any into a float."""
+        if number > MAX_INTEGER:
+            self.error(
+                "SPK105",
+                f"`{name}` must be at most 2^53 ({MAX_INTEGER}), found `{text}`",
+                span,
+                help="no setting takes a number this large; write the value the setting needs",
+            )
 
     @staticmethod
     def _unit(family: str, example: str) -> Any:
@@ -473,6 +489,7 @@ class BodyChecker:
                 help=f"write e.g. `{fn}(2)`",
             )
         assert isinstance(value, ast.Number)
+        self._below_ceiling(f"{fn}(...)", int(value.value), value.text, value.span)
         return int(value.value)
 
     def _parallel(self, key: KeySpec, value: ast.Value) -> Parallel:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from spark_dsl import files
 from spark_dsl.format import format_text
 
 STDIN = "-"
@@ -27,30 +29,50 @@ class Tally:
     failed: int = 0
 
 
-def spark_files(paths: list[str]) -> list[str]:
-    """The files named by the arguments, folders searched for `*.spark`, `-` for stdin."""
+def spark_files(paths: list[str], skipped: list[str] | None = None) -> list[str]:
+    """The files named by the arguments, folders searched for `*.spark`, `-` for stdin.
+
+    A named path that is missing, cannot be looked at or is not a regular file is a usage
+    error. A folder scan stays inside the folder: it does not enter symlinked folders,
+    and leaves out (listing them in `skipped`) symlinks that lead out of it, FIFOs and devices.
+    """
     found: list[str] = []
     for raw in paths:
         if raw == STDIN:
             found.append(raw)
             continue
         path = Path(raw)
-        if not path.exists():
-            raise FormatUsageError(f"no such file or directory: {raw}")
-        if path.is_dir():
-            below = sorted(p for p in path.rglob("*.spark") if p.is_file())
+        shown = files.printable(raw)
+        status = files.inspect(path)
+        if isinstance(status, files.Unreadable):
+            if files.missing(path):
+                raise FormatUsageError(f"no such file or directory: {shown}")
+            raise FormatUsageError(f"cannot read {shown}: {status.reason}")
+        if stat.S_ISDIR(status.st_mode):
+            inside = files.resolve(path)
+            if isinstance(inside, files.Unreadable):
+                raise FormatUsageError(f"cannot read {shown}: {inside.reason}")
+            below, left_out = files.scan(path, inside)
+            if skipped is not None:
+                skipped.extend(f"skipped {files.display(s.path)}: {s.reason}" for s in left_out)
             if not below:
-                raise FormatUsageError(f"{raw} holds no .spark file")
+                raise FormatUsageError(f"{shown} holds no .spark file")
             found.extend(p.as_posix() for p in below)
-        else:
-            found.append(raw)
+            continue
+        problem = files.not_regular(status.st_mode)
+        if problem is not None:
+            raise FormatUsageError(f"{shown} {problem.reason.removeprefix('it ')}")
+        found.append(raw)
     return list(dict.fromkeys(found))
 
 
 def format_paths(paths: list[str], check: bool, diff: bool, out: TextIO, err: TextIO) -> int:
     """Formats every file; exit code 1 for syntax errors, or for changes under --check/--diff."""
     tally = Tally()
-    for name in spark_files(paths):
+    skipped: list[str] = []
+    names = spark_files(paths, skipped)
+    err.writelines(f"{line}\n" for line in skipped)
+    for name in names:
         _format_one(name, check, diff, out, err, tally)
     _summary(tally, check or diff, err)
     if tally.failed or ((check or diff) and tally.changed):
@@ -59,13 +81,16 @@ def format_paths(paths: list[str], check: bool, diff: bool, out: TextIO, err: Te
 
 
 def _read(name: str, err: TextIO, tally: Tally) -> str | None:
-    try:
-        data = sys.stdin.buffer.read() if name == STDIN else Path(name).read_bytes()
-        return data.decode("utf-8")
-    except UnicodeDecodeError as problem:
-        err.write(f"error: {name}: not valid UTF-8 (byte {problem.start}); left untouched\n")
-    except OSError as problem:
-        err.write(f"error: {name}: cannot read: {problem.strerror}\n")
+    """The file's text; None, reported and counted, when it cannot be read (never blocks on a FIFO)."""
+    shown = "<stdin>" if name == STDIN else files.printable(name)
+    data = files.read_stream(sys.stdin.buffer.read) if name == STDIN else files.read_spec(Path(name))
+    if isinstance(data, files.Unreadable):
+        err.write(f"error: {shown}: cannot read: {data.reason}\n")
+    else:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as problem:
+            err.write(f"error: {shown}: not valid UTF-8 (byte {problem.start}); left untouched\n")
     tally.failed += 1
     return None
 
@@ -74,7 +99,7 @@ def _format_one(name: str, check: bool, diff: bool, out: TextIO, err: TextIO, ta
     text = _read(name, err, tally)
     if text is None:
         return
-    shown = "<stdin>" if name == STDIN else name
+    shown = "<stdin>" if name == STDIN else files.printable(name)
     result = format_text(text, shown)
     if result.text is None:
         _report_syntax_error(shown, text, result, err)

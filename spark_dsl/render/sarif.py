@@ -47,7 +47,8 @@ def repository_path(location_file: str, sources: dict[str, SourceFile]) -> str:
 def artifact_uri(location_file: str, sources: dict[str, SourceFile]) -> str:
     """The repository path as an RFC 3986 relative reference: everything but letters, digits, `-._~`
     and `/` percent-encoded from UTF-8, so a space, `,`, `#`, `%` or `ü` stays part of the path."""
-    return quote(repository_path(location_file, sources), safe="/")
+    # fsencode: a name that is not UTF-8 is percent-encoded from its own bytes, not refused.
+    return quote(os.fsencode(repository_path(location_file, sources)), safe="/")
 
 
 def _version() -> str:

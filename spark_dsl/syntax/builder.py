@@ -62,7 +62,21 @@ def unescape(tok: Token) -> str:
     return _ESCAPE.sub(repl, raw)
 
 
+# No setting takes a number near this long (the checker's ceiling, 2**53, has 16 digits).
+# Refusing longer literals here bounds the cost of every conversion after: Python's
+# `int()` is quadratic in the digits and refuses more than 4,300 of them outright.
+MAX_NUMBER_LENGTH = 64
+
+
 def _check_digits(text: str, span: Span) -> None:
+    if len(text) > MAX_NUMBER_LENGTH:
+        shown = f"{text[:12]}…{text[-4:]}"
+        raise SyntaxProblem(
+            "SPK105",
+            f"number `{shown}` is {len(text):,} characters long (at most {MAX_NUMBER_LENGTH})",
+            span,
+            "no setting takes a number this large; write the value the setting needs",
+        )
     for chunk in text.split("."):
         if chunk.endswith("_") or "__" in chunk:
             raise SyntaxProblem(

@@ -16,6 +16,15 @@ from typing import Any
 from lark.exceptions import UnexpectedCharacters
 from lark.lexer import Lexer, LexerState, PatternStr, Token
 
+from spark_dsl.span import Span
+from spark_dsl.syntax.builder import SyntaxProblem
+
+# `{`, `[` and `(` nest at most this deep. Real specs use four or five levels; every later
+# stage (the checker, the formatter, the language server) walks the tree recursively, so
+# the lexer refuses deeper text before a tree exists that could exhaust Python's stack.
+MAX_NESTING = 32
+_NESTING = {"LBRACE": 1, "LSQB": 1, "LPAR": 1, "RBRACE": -1, "RSQB": -1, "RPAR": -1}
+
 
 class SparkLexer(Lexer):
     """Scans `.spark` text into the grammar's terminals; comments go to the lexer callbacks."""
@@ -49,6 +58,7 @@ class SparkLexer(Lexer):
         pos = lexer_state.line_ctr.char_pos
         match = self.pattern.match
         ignore, keywords, callbacks = self.ignore, self.keywords, self.callbacks
+        depth = 0
         while pos < end:
             m = match(text, pos)
             if m is None:
@@ -65,6 +75,10 @@ class SparkLexer(Lexer):
                 pos = stop
                 continue
             value = m.group()
+            if kind in _NESTING:
+                depth += _NESTING[kind]
+                if depth > MAX_NESTING:
+                    raise _too_deep(pos, stop)
             if kind in keywords:
                 kind = keywords[kind].get(value, kind)
             token = Token(kind, value, pos, end_pos=stop)
@@ -73,15 +87,24 @@ class SparkLexer(Lexer):
             yield callbacks[kind](token) if kind in callbacks else token
 
 
+def _too_deep(start: int, end: int) -> SyntaxProblem:
+    return SyntaxProblem(
+        "SPK008",
+        f"`{{`, `[` and `(` nested more than {MAX_NESTING} levels deep",
+        Span(start, end),
+        f"flatten the structure: blocks, lists and calls nest at most {MAX_NESTING} levels deep",
+    )
+
+
 def tokens(text: str) -> Iterator[Token]:
-    """Every token of `text` up to the first lexical error (for describing syntax errors)."""
+    """Every token of `text` up to the first lexical error or nesting too deep (for describing syntax errors)."""
     from spark_dsl.syntax.parser import _parser
 
     lexer = _parser().parser.lexer
     state = LexerState(_text_slice(text))
     try:
         yield from lexer.lex(state, None)
-    except UnexpectedCharacters:
+    except (UnexpectedCharacters, SyntaxProblem):
         return
 
 

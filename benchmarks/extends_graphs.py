@@ -1,0 +1,104 @@
+"""Measures `spark check` on `extends` graphs that used to blow up: a diamond ladder and a long chain.
+
+The diamond ladder is the shape that made resolution exponential: every rung `p{i}`
+extends `a{i}` and `b{i}`, both of which extend the rung below, so the number of
+paths from the top to `p0` doubles with every rung. A plain chain of profiles, each
+extending the previous one, used to cost quadratic time and memory and then overflow
+Python's stack. Both must check in under 1 s and 100 MB of peak memory.
+
+Each measurement runs the real `spark check` in a fresh child process and reads its
+peak resident memory with `resource.getrusage(RUSAGE_CHILDREN)` from a watcher process
+of its own, so one measurement never inherits another's peak. Run:
+
+    python benchmarks/extends_graphs.py [--ladder 40] [--chain 400] [--runs 3]
+
+Measured on the 2-core development machine (wall time of the whole command, startup
+included, and peak RSS). Before resolution was memoised per profile: ladder of 40
+profiles 0.84 s / 155 MB, of 46 profiles 4.4 s / 553 MB (each rung doubles both);
+chain of 400 profiles 12 s / 259 MB, of 500 a RecursionError. After: ladder of 40
+0.42 s / 28 MB, chain of 400 0.57 s / 29 MB; ladder of 400 0.45 s / 29 MB, chain of
+1,000 (the limit) 0.56 s / 34 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+LIMIT_SECONDS = 1.0
+LIMIT_MB = 100.0
+DEPLOYMENT = "deployment top extends {parent} {{\n  model       = muse-spark-open\n  accelerator = b200\n}}\n"
+
+# Runs in a child: starts `spark check`, waits, and reports the grandchild's wall time and peak RSS.
+WATCHER = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], capture_output=True, timeout=600)
+elapsed = time.perf_counter() - start
+peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"seconds": elapsed, "peak_mb": peak_kib / 1024, "exit": done.returncode,
+                  "summary": done.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]}))
+"""
+
+
+def diamond_ladder(profiles: int) -> str:
+    """`p0`, then rungs of three profiles (`a{i}`, `b{i}` extend `p{i-1}`; `p{i}` extends both)."""
+    rungs = max(0, (profiles - 1) // 3)
+    lines = ["profile p0 {\n  gpus = 8\n}"]
+    for i in range(1, rungs + 1):
+        lines.append(f"profile a{i} extends p{i - 1} {{ }}")
+        lines.append(f"profile b{i} extends p{i - 1} {{ }}")
+        lines.append(f"profile p{i} extends a{i}, b{i} {{ }}")
+    return "\n".join(lines) + "\n" + DEPLOYMENT.format(parent=f"p{rungs}")
+
+
+def chain(profiles: int) -> str:
+    """`c0 <- c1 <- ... <- c{n-1}`, each extending the one before."""
+    lines = ["profile c0 {\n  gpus = 8\n}"]
+    lines += [f"profile c{i} extends c{i - 1} {{ }}" for i in range(1, profiles)]
+    return "\n".join(lines) + "\n" + DEPLOYMENT.format(parent=f"c{profiles - 1}")
+
+
+def measure(path: Path) -> dict[str, object]:
+    spark = [sys.executable, "-m", "spark_dsl", "check", path.name]
+    out = subprocess.run(
+        [sys.executable, "-c", WATCHER, *spark], cwd=path.parent, capture_output=True, text=True, check=True
+    )
+    result: dict[str, object] = json.loads(out.stdout)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ladder", type=int, default=40, help="profiles in the diamond ladder")
+    parser.add_argument("--chain", type=int, default=400, help="profiles in the chain")
+    parser.add_argument("--runs", type=int, default=3, help="runs per graph (the slowest is reported)")
+    args = parser.parse_args()
+    graphs = {
+        f"diamond ladder, {args.ladder} profiles": diamond_ladder(args.ladder),
+        f"chain, {args.chain} profiles": chain(args.chain),
+    }
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in graphs.items():
+            path = Path(tmp) / "graph.spark"
+            path.write_text(text, encoding="utf-8")
+            runs = [measure(path) for _ in range(args.runs)]
+            seconds = max(float(str(r["seconds"])) for r in runs)
+            peak = max(float(str(r["peak_mb"])) for r in runs)
+            ok = seconds < LIMIT_SECONDS and peak < LIMIT_MB and all(r["exit"] == 0 for r in runs)
+            failed |= not ok
+            print(
+                f"{name:32} {len(text.encode()):>7,} bytes  slowest {seconds:6.2f} s  peak {peak:7.1f} MB  "
+                f"exit {runs[-1]['exit']}  {'ok' if ok else 'OVER BUDGET'}  ({runs[-1]['summary'][0]})"
+            )
+    print(f"budget: each graph under {LIMIT_SECONDS:g} s and {LIMIT_MB:g} MB peak, exit 0")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

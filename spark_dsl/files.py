@@ -1,0 +1,252 @@
+"""Reads spec files without ever blocking, reading without bound, or raising, and names them printably.
+
+A spec path can name anything: a FIFO (opening it for reading waits for a writer
+forever), a device (`/dev/zero` never ends), a directory, a symlink loop, a name too
+long for the file system, a NUL byte (from a `\\u{0}` in an import), a file the user
+may not read, or a file of gigabytes. Every one of these becomes an `Unreadable`
+with a reason in words; the loader turns it into a located SPK120 diagnostic and the
+command line into a usage error. The file is inspected with `stat` before it is
+opened, so a device is never opened at all, and opened with O_NONBLOCK, so a FIFO
+swapped in between the two never blocks.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_SPEC_BYTES = 10 * 1024 * 1024
+MAX_SPEC_SIZE = "10 MiB"
+_CHUNK = 1024 * 1024
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """Why a path cannot be read as a spec, worded to follow "cannot read NAME: ", and the way out."""
+
+    reason: str
+    help: str = "name a regular `.spark` file that the user running spark may read"
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_regular(mode: int) -> Unreadable | None:
+    """None for a regular file, else what the path is instead."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return Unreadable(
+        f"it is {kind}, not a regular file", "name a regular `.spark` file; specs are never read from pipes or devices"
+    )
+
+
+def os_problem(err: OSError | ValueError | RuntimeError) -> Unreadable:
+    """An operating-system failure in words; ValueError is Python's refusal of a NUL in a path."""
+    if isinstance(err, ValueError):
+        return Unreadable("its path contains a NUL character", "remove the `\\u{0}` from the path")
+    number = errno.ELOOP if isinstance(err, RuntimeError) else err.errno  # resolve() on a loop, Python < 3.13
+    known = _REASONS.get(number or 0)
+    if known is not None:
+        return Unreadable(*known)
+    assert isinstance(err, OSError)
+    return Unreadable((err.strerror or str(err)).lower())
+
+
+_REASONS = {
+    errno.ENAMETOOLONG: ("its name is too long for the file system", "shorten the file's name or path"),
+    errno.ELOOP: (
+        "too many levels of symbolic links (a symlink loop)",
+        "point the symbolic link at the file it stands for",
+    ),
+    errno.EACCES: ("permission denied", "let the user running spark read the file (e.g. `chmod a+r FILE`)"),
+    errno.EPERM: ("permission denied", "let the user running spark read the file (e.g. `chmod a+r FILE`)"),
+    errno.EISDIR: ("it is a directory, not a regular file", "name a `.spark` file, not a folder"),
+    errno.ENOENT: ("it does not exist", "check the path; it is relative to the file or folder it appears in"),
+    errno.ENOTDIR: ("a folder on its path is a file", "check the path; a folder on it is a file"),
+}
+
+
+def missing(path: Path) -> bool:
+    """Whether nothing at all is at `path` (a dangling symlink counts as nothing)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False  # something is there, unreadable: reading it says why
+    return False
+
+
+def inspect(path: Path) -> os.stat_result | Unreadable:
+    """The path's status, following symlinks, without opening it."""
+    try:
+        return os.stat(path)
+    except (OSError, ValueError) as err:
+        return os_problem(err)
+
+
+def resolve(path: Path) -> Path | Unreadable:
+    """`path.resolve()`, with loops, NULs and over-long names as reasons instead of exceptions."""
+    try:
+        return path.resolve()
+    except (OSError, ValueError, RuntimeError) as err:
+        return os_problem(err)
+
+
+def read_spec(path: Path) -> bytes | Unreadable:
+    """The bytes of a regular file of at most MAX_SPEC_BYTES; never blocks, never raises."""
+    status = inspect(path)
+    if isinstance(status, Unreadable):
+        return status
+    refused = not_regular(status.st_mode) or _too_large(status.st_size)
+    if refused is not None:
+        return refused
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except (OSError, ValueError) as err:
+        return os_problem(err)
+    try:
+        # Checked again on the open file: the path may have been swapped since the stat.
+        status = os.fstat(fd)
+        refused = not_regular(status.st_mode) or _too_large(status.st_size)
+        if refused is not None:
+            return refused
+        chunks: list[bytes] = []
+        total = 0
+        while total <= MAX_SPEC_BYTES:  # a file that grows while read stops at the limit too
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return _too_large(total) or b"".join(chunks)
+    except OSError as err:
+        return os_problem(err)
+    finally:
+        os.close(fd)
+
+
+def read_stream(read: object) -> bytes | Unreadable:
+    """Up to MAX_SPEC_BYTES from a binary stream's `read` (stdin for `spark fmt -`)."""
+    assert callable(read)
+    data = read(MAX_SPEC_BYTES + 1)
+    assert isinstance(data, bytes)
+    return _too_large(len(data)) or data
+
+
+def _too_large(size: int) -> Unreadable | None:
+    if size <= MAX_SPEC_BYTES:
+        return None
+    return Unreadable(
+        f"it is larger than {MAX_SPEC_SIZE} ({size:,} bytes or more)",
+        f"split it into files of at most {MAX_SPEC_SIZE} that import each other",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A `.spark` entry a folder scan left out, and why."""
+
+    path: Path
+    reason: str
+
+
+def scan(folder: Path, root: Path) -> tuple[list[Path], list[Skipped]]:
+    """Every regular `*.spark` file below `folder`, sorted, and the entries left out.
+
+    Symlinked folders are not entered (no loops, no escapes); a symlinked `.spark`
+    file is kept only when it resolves to a regular file inside `root`, which must be
+    resolved already. FIFOs, sockets and devices named `*.spark` are left out unread.
+    """
+    found: list[Path] = []
+    skipped: list[Skipped] = []
+    for entry in _walk(folder):
+        path = Path(entry.path)
+        if not entry.name.endswith(".spark"):
+            continue
+        if entry.is_symlink():
+            target = resolve(path)
+            if isinstance(target, Unreadable):
+                skipped.append(Skipped(path, target.reason))
+                continue
+            if not target.is_relative_to(root):
+                skipped.append(Skipped(path, "it resolves outside the project root"))
+                continue
+        status = inspect(path)
+        problem = status if isinstance(status, Unreadable) else not_regular(status.st_mode)
+        if problem is None:
+            found.append(path)
+        elif not (isinstance(status, os.stat_result) and stat.S_ISDIR(status.st_mode)):
+            skipped.append(Skipped(path, problem.reason))  # a folder named `x.spark` is just a folder
+    return sorted(found), sorted(skipped, key=lambda s: s.path)
+
+
+def _walk(folder: Path) -> Iterator[os.DirEntry[str]]:
+    """Entries below `folder`, depth first, entering only real (not symlinked) folders."""
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                listed = list(entries)
+        except OSError:
+            continue  # an unreadable folder holds nothing a scan can check
+        for entry in listed:
+            yield entry
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
+            except OSError:
+                continue
+
+
+# Characters that would let a file name forge output: controls (a newline starts a new
+# diagnostic line), format characters (bidirectional overrides reorder what is shown),
+# line and paragraph separators, and lone surrogates (bytes that are not UTF-8, which
+# Python carries as U+DC80..U+DCFF and which no UTF-8 writer accepts).
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def printable(name: str) -> str:
+    """A file name safe to print anywhere: unprintable characters as escapes, `\\` doubled.
+
+    A byte that is not UTF-8 shows as `\\xff`, a control character as `\\x0a`, other
+    unprintable characters as `\\u{202e}`. Doubling `\\` keeps two different names from
+    ever printing alike.
+    """
+    if name.isprintable() and "\\" not in name:
+        return name  # the common case: nothing to escape
+    out = []
+    for ch in name:
+        point = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= point <= 0xDCFF:  # a byte of a name that is not UTF-8 (surrogateescape)
+            out.append(f"\\x{point - 0xDC00:02x}")
+        elif unicodedata.category(ch) in _UNPRINTABLE:
+            out.append(f"\\x{point:02x}" if point < 0x100 else f"\\u{{{point:x}}}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def display(path: Path | str) -> str:
+    """A path as the user sees it: relative to the current folder when below it, `/`, printable."""
+    try:
+        rel = os.path.relpath(path)
+    except (OSError, ValueError):  # the current folder is gone; another drive on Windows
+        rel = str(path)
+    return printable(Path(rel).as_posix())

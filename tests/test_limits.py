@@ -1,0 +1,167 @@
+"""Depth and size limits through the real `spark` command: clear errors instead of recursion or overflow.
+
+Nesting 10,000 levels deep, `extends` chains and diamond ladders, import chains of a
+thousand files and integers of hundreds of digits each end in a located diagnostic (or
+a clean run), never in exit 3.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAD = "model = muse-spark-open\n  accelerator = b200"
+
+
+def spark(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "spark_dsl", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=60,
+    )
+
+
+def codes(done: subprocess.CompletedProcess[str]) -> list[str]:
+    both = done.stdout + done.stderr
+    assert "Traceback" not in both and "internal error" not in both, both[-2000:]
+    return re.findall(r"error\[(SPK\d{3})\]", done.stdout)
+
+
+def deployment(body: str) -> str:
+    return f"deployment d {{\n  {HEAD}\n  {body}\n}}\n"
+
+
+NESTINGS = {
+    "blocks": deployment("serve { " * 10_000 + "}" * 10_000),
+    "lists": deployment("runtime { extra_args = " + "[" * 10_000 + "]" * 10_000 + " }"),
+    "calls": deployment("parallel = " + "tp(" * 10_000 + ")" * 10_000),
+    "mixed": deployment("a { " * 10 + "x = " + "[f(" * 5_000 + ")]" * 5_000 + " }" * 10),
+}
+
+
+@pytest.mark.parametrize("shape", NESTINGS)
+def test_nesting_ten_thousand_deep_is_one_located_error(tmp_path: Path, shape: str) -> None:
+    (tmp_path / "deep.spark").write_text(NESTINGS[shape], encoding="utf-8")
+    for command in (["check"], ["plan"], ["build", "-o", "out"], ["fmt", "--check"], ["fmt"]):
+        done = spark(tmp_path, *command, "deep.spark")
+        assert done.returncode == 1, done.stdout + done.stderr
+        if command[0] != "fmt":
+            assert codes(done) == ["SPK008"]
+        assert "nested more than 32 levels deep" in done.stdout + done.stderr
+        assert "deep.spark:4:" in done.stdout + done.stderr  # the line of the 33rd level
+
+
+def test_nesting_at_the_limit_still_checks(tmp_path: Path) -> None:
+    # Brackets in comments and strings do not nest.
+    ok = deployment("target shell {} # " + "[" * 40).replace("deployment d", "deployment e")
+    (tmp_path / "ok.spark").write_text(ok.replace("b200", 'b200\n  runtime { image = "' + "(" * 40 + '" }'))
+    # The deployment's `{` is level 1 and `serve {` level 2: 30 lists make 32 levels.
+    (tmp_path / "deep.spark").write_text(deployment("serve { extra = " + "[" * 30 + "]" * 30 + " }"))
+    done = spark(tmp_path, "check", "ok.spark", "deep.spark")
+    assert codes(done) == ["SPK101"]  # `extra` is not a serve key: checked, not refused
+    assert "deep.spark:4:11" in done.stdout
+
+
+def chain(profiles: int) -> str:
+    lines = ["profile c0 {\n  gpus = 8\n}"]
+    lines += [f"profile c{i} extends c{i - 1} {{ }}" for i in range(1, profiles)]
+    return "\n".join(lines) + f"\ndeployment d extends c{profiles - 1} {{\n  {HEAD}\n}}\n"
+
+
+def diamond_ladder(rungs: int, cycle: bool = False) -> str:
+    top = f"p{rungs}" if not cycle else f"p{rungs}, b1"
+    lines = ["profile p0 extends " + top + " {\n  gpus = 8\n}" if cycle else "profile p0 {\n  gpus = 8\n}"]
+    for i in range(1, rungs + 1):
+        lines += [
+            f"profile a{i} extends p{i - 1} {{ }}",
+            f"profile b{i} extends p{i - 1} {{ }}",
+            f"profile p{i} extends a{i}, b{i} {{ }}",
+        ]
+    return "\n".join(lines) + f"\ndeployment d extends p{rungs} {{\n  {HEAD}\n}}\n"
+
+
+def test_a_500_profile_chain_resolves(tmp_path: Path) -> None:
+    (tmp_path / "chain.spark").write_text(chain(500), encoding="utf-8")
+    done = spark(tmp_path, "plan", "chain.spark", "--format", "json")
+    assert codes(done) == [] and done.returncode == 0, done.stdout[-2000:]
+    assert '"gpus"' in done.stdout and "c0" in done.stdout
+
+
+def test_a_chain_past_the_limit_is_one_error_at_the_link_that_crosses_it(tmp_path: Path) -> None:
+    (tmp_path / "chain.spark").write_text(chain(1_200), encoding="utf-8")
+    done = spark(tmp_path, "check", "chain.spark")
+    assert codes(done) == ["SPK124"]
+    assert "chain.spark:1003:23" in done.stdout  # `profile c1000 extends c999`: the 1,001st profile
+    assert "`extends` chain of `c1000` is more than 1,000 profiles long" in done.stdout
+
+
+def test_a_diamond_ladder_resolves_once_per_profile(tmp_path: Path) -> None:
+    (tmp_path / "ladder.spark").write_text(diamond_ladder(60), encoding="utf-8")
+    done = spark(tmp_path, "plan", "ladder.spark", "--format", "json")
+    assert codes(done) == [] and done.returncode == 0
+    assert '"gpus"' in done.stdout
+
+
+def test_a_cycle_in_a_diamond_ladder_is_reported_on_each_of_its_links(tmp_path: Path) -> None:
+    (tmp_path / "ladder.spark").write_text(diamond_ladder(30, cycle=True), encoding="utf-8")
+    done = spark(tmp_path, "check", "ladder.spark")
+    found = codes(done)
+    assert found and set(found) == {"SPK116"}, done.stdout[-3000:]
+    # Each cycle found is reported on every one of its links, each link once: p0's link to p30
+    # and the links of the rungs, the long cycle's help shortened.
+    assert "ladder.spark:1:20" in done.stdout
+    assert done.stdout.count("error[SPK116]") == len(set(re.findall(r"ladder\.spark:\d+:\d+", done.stdout)))
+    assert "help: break the cycle p30 -> a30 -> p29 -> ... (56 more) -> a1 -> p0 -> p30" in done.stdout
+
+
+def test_a_two_profile_cycle_is_reported_on_both_links(tmp_path: Path) -> None:
+    (tmp_path / "c.spark").write_text("profile a extends b { }\nprofile b extends a { }\n", encoding="utf-8")
+    done = spark(tmp_path, "check", "c.spark")
+    assert codes(done) == ["SPK116", "SPK116"]
+    assert "c.spark:1:19" in done.stdout and "break the cycle b -> a -> b" in done.stdout
+    assert "c.spark:2:19" in done.stdout and "break the cycle a -> b -> a" in done.stdout
+
+
+def test_an_import_chain_past_the_limit(tmp_path: Path) -> None:
+    for i in range(1_200):
+        link = f'import "f{i + 1}.spark"\n' if i < 1_199 else ""
+        (tmp_path / f"f{i}.spark").write_text(link + f"profile p{i} {{ }}\n", encoding="utf-8")
+    done = spark(tmp_path, "check", "f0.spark")
+    assert codes(done) == ["SPK124"]
+    assert "f63.spark:1:8" in done.stdout and "imports nest more than 64 files deep" in done.stdout
+
+
+HUGE = "9" * 400
+NUMBERS: dict[str, tuple[str, str]] = {
+    "integer key": (f"gpus = {HUGE}", "SPK105"),
+    "integer key, 5000 digits": ("gpus = " + "9" * 5_000, "SPK105"),
+    "fraction key": (f"gpu_memory_utilization = {HUGE}", "SPK105"),
+    "fraction key, decimals": (f"gpu_memory_utilization = 0.{HUGE}", "SPK105"),
+    "count key": (f"max_model_len = {HUGE}", "SPK105"),
+    "count quantity": (f"max_model_len = {HUGE}K", "SPK105"),
+    "size quantity": (f"runtime {{ shm_size = {HUGE}GiB }}", "SPK105"),
+    "duration": (f"target slurm {{ time = {HUGE}h }}", "SPK105"),
+    "call argument": (f"parallel = dp({HUGE}) + tp", "SPK105"),
+    "named argument": (f"speculative = dspark(tokens = {HUGE})", "SPK105"),
+    "just past 2**53": ("gpus = 9_007_199_254_740_993", "SPK105"),
+}
+
+
+@pytest.mark.parametrize("case", NUMBERS)
+def test_huge_numbers_are_range_errors_at_the_number(tmp_path: Path, case: str) -> None:
+    body, code = NUMBERS[case]
+    (tmp_path / "n.spark").write_text(deployment(body), encoding="utf-8")
+    for command in (["check"], ["plan"], ["build", "-o", "out"]):
+        done = spark(tmp_path, *command, "n.spark")
+        found = codes(done)
+        assert found[:1] == [code], done.stdout[-1500:]
+        assert "n.spark:4:" in done.stdout  # located at the number, on its line
+        assert done.returncode == 1
