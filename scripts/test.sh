@@ -54,7 +54,9 @@ if [[ ! -x "$venv/bin/python" ]]; then
 fi
 py="$venv/bin/python"
 say "installing the project and its test extras into $venv"
-"$py" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# (Drop the noise of local indexes that some machines configure but do not fill.)
+"$py" -m pip install --quiet --disable-pip-version-check -e '.[test]' \
+  2> >(grep -v -e 'is ignored: it is neither a file nor a directory' >&2)
 # As an activated venv would: its tools (spark, shellcheck, kubernetes-validate, ...) come first.
 export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"
 
