@@ -324,6 +324,25 @@ def _add_build_diagnostics(result: Any, found: list[Any]) -> None:
     )
 
 
+def _build_scope(result: Any, paths: tuple[str, ...], root: Path) -> Any:
+    """The specs this build speaks for: named, read, and read with errors (whose folders it keeps)."""
+    from spark_dsl.diagnostics import Severity
+    from spark_dsl.targets import writer
+
+    failed = {d.location.file for d in result.diagnostics if d.severity is Severity.ERROR and d.location}
+    return writer.Scope(
+        root.resolve(),
+        tuple(Path(p).resolve() for p in paths),
+        read=frozenset(s.path.resolve() for s in result.sources.values()),
+        unsure=frozenset(s.path.resolve() for name, s in result.sources.items() if name in failed),
+    )
+
+
+def _report_output_problems(problems: list[Any]) -> None:
+    for problem in problems:
+        click.echo(f"spark: error[{problem.code}]: {problem.message}\n  = help: {problem.help}", err=True)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
@@ -344,12 +363,18 @@ def _add_build_diagnostics(result: Any, found: list[Any]) -> None:
     help="Folder that receives one folder per deployment.",
 )
 @click.option("--check", is_flag=True, help="Write nothing; list every file a build would change.")
+@click.option(
+    "--take-over",
+    is_flag=True,
+    help="Replace or remove deployment folders spark did not write or that were edited by hand.",
+)
 @_common
 def build(
     paths: tuple[str, ...],
     targets: tuple[str, ...],
     out_dir: Path,
     check: bool,
+    take_over: bool,
     root: Path,
     fmt: str,
     deny: tuple[str, ...],
@@ -372,19 +397,30 @@ def build(
         forced = tuple(dict.fromkeys(targets))
         outcome = render_outputs(result.plans, result.deployment_has_errors, failing, forced, root)
         _add_build_diagnostics(result, outcome.diagnostics)
-        scope = writer.Scope(root.resolve(), tuple(Path(p).resolve() for p in paths))
+        scope = _build_scope(result, paths, root)
         if check:
-            changes = writer.check(out_dir, outcome.outputs, outcome.held, scope)
+            try:
+                changes, problems = writer.check(out_dir, outcome.outputs, outcome.held, scope, take_over)
+            except writer.OutputError as err:
+                changes, problems = [], err.problems
             emit_diagnostics(result, fmt, no_color)
             # Text output keeps stdout for people; the machine formats keep it for their document.
             stream = sys.stdout if fmt == "text" else sys.stderr
             stream.writelines(f"would change {change}\n" for change in changes)
-            sys.exit(EXIT_ERRORS if changes else exit_code(result, deny))
+            _report_output_problems(problems)
+            sys.exit(EXIT_ERRORS if changes or problems else exit_code(result, deny))
         try:
-            report = writer.write(out_dir, outcome.outputs, outcome.held, scope)
-        except (writer.OutputError, OSError) as err:
+            report = writer.write(
+                out_dir,
+                outcome.outputs,
+                outcome.held,
+                scope,
+                take_over,
+                on_wait=lambda: click.echo(f"spark: waiting for another build of {out_dir} to finish", err=True),
+            )
+        except writer.OutputError as err:
             emit_diagnostics(result, fmt, no_color)
-            click.echo(f"spark: error: cannot write {out_dir}: {err}", err=True)
+            _report_output_problems(err.problems)
             sys.exit(EXIT_ERRORS)
         emit_diagnostics(result, fmt, no_color)
         for line in report:

@@ -21,6 +21,9 @@ ALL = sorted(FIXTURES.glob("check/*.spark")) + PAIRS
 COVERED_ELSEWHERE = {
     "SPK007": ("test_robustness.py", "test_binary_and_empty_files"),
     "SPK513": ("targets/test_build_cli.py", "test_nothing_to_build_is_an_info_and_writes_nothing"),
+    "SPK520": ("targets/test_build_fs.py", "test_a_hand_edited_folder_is_not_replaced"),
+    "SPK521": ("targets/test_build_fs.py", "test_a_hostile_manifest_is_an_error_and_deletes_nothing"),
+    "SPK522": ("targets/test_build_fs.py", "test_a_read_only_output_folder_is_a_clear_error"),
 }
 EXPECT = re.compile(r"#\s*expect:\s*((?:SPK\d{3}[\s,]*)+)")
 

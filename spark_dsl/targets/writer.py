@@ -1,26 +1,45 @@
-"""Writes deployment folders atomically under a manifest, or reports what a build would change."""
+"""Decides what a build may change in its output folder, then changes it, or reports what it would change.
+
+A build owns a deployment folder only when the manifest says spark wrote it *and* the folder still
+holds what the manifest recorded (file names and SHA-256). Anything else, a folder a person made,
+edited or linked, is never replaced or removed: the build stops before touching anything and names
+the folder; `--take-over` lets it replace or remove folders spark does not own (never a symbolic
+link, never anything outside the output folder). Builds into one folder run one at a time (a lock),
+and all changes of a build happen together or not at all (see `transaction`).
+"""
 
 from __future__ import annotations
 
-import ctypes
-import json
 import os
-import shutil
-import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from spark_dsl.files import display, printable
+from spark_dsl.targets import output_lock, transaction
 from spark_dsl.targets.build import EXECUTABLE, DeploymentOutput
+from spark_dsl.targets.codes import NOT_OWNED, OUTPUT_UNWRITABLE, UNTRUSTED_MANIFEST
+from spark_dsl.targets.folders import FolderState, differences, digest, inspect
+from spark_dsl.targets.manifest import MANIFEST, Entry, Manifest, ManifestError, is_deployment_name, read, render
 
-MANIFEST = "manifest.json"
-_TEMP_PREFIX = ".spark-build-"
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
+TAKE_OVER = "--take-over"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Why the build will not write: a code, a message naming the path, and what to do."""
+
+    code: str
+    message: str
+    help: str
 
 
 class OutputError(Exception):
-    """The output folder cannot be written as asked (a file where a folder should be, ...)."""
+    """The output folder cannot be written as asked; nothing was changed."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("; ".join(p.message for p in problems))
+        self.problems = problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,192 +50,330 @@ class Change:
     path: Path
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.path.as_posix()}{'/' if self.kind == 'removed' else ''}"
+        return f"{self.kind}: {printable(self.path.as_posix())}{'/' if self.kind == 'removed' else ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which earlier deployment folders this build speaks for.
+
+    `inputs` are the paths named on the command line, `read` the specs this build read and `unsure`
+    those it read with errors (all resolved). A folder whose spec is gone is retired only when the
+    spec was under `inputs`; one whose spec still exists only when this build read that spec without
+    errors and it no longer produces the folder. So building one file, or specs of another folder
+    into a shared output folder, never retires the folders of specs it did not read.
+    """
+
+    root: Path
+    inputs: tuple[Path, ...]
+    read: frozenset[Path] = frozenset()
+    unsure: frozenset[Path] = frozenset()
+
+    def may_retire(self, spec: Path) -> bool:
+        if spec in self.read:
+            return spec not in self.unsure
+        return not os.path.lexists(spec) and any(spec == i or spec.is_relative_to(i) for i in self.inputs)
 
 
 def _mode(file_name: str) -> int:
     return 0o755 if file_name in EXECUTABLE else 0o644
 
 
-def _encoded(output: DeploymentOutput) -> dict[str, bytes]:
-    return {name: text.encode("utf-8") for name, text in output.files.items()}
+def _encoded(output: DeploymentOutput) -> dict[str, tuple[bytes, int]]:
+    return {name: (text.encode("utf-8"), _mode(name)) for name, text in output.files.items()}
 
 
-def read_manifest(out_dir: Path) -> dict[str, dict[str, object]]:
-    """The deployments the previous build wrote, by name ({} when there is no readable manifest)."""
-    try:
-        data = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
-        return {entry["name"]: entry for entry in data["deployments"]}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
-
-
-def manifest_text(outputs: list[DeploymentOutput], carried: dict[str, dict[str, Any]]) -> str:
-    """The manifest: every deployment folder this output directory holds, sorted by name."""
-    entries = {o.name: {"name": o.name, "source": o.source, "files": list(o.files)} for o in outputs}
-    for name, entry in carried.items():
-        entries.setdefault(name, entry)
-    doc = {
-        "generator": "spark build",
-        "version": 1,
-        "deployments": [entries[name] for name in sorted(entries)],
-    }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
-def _folder_matches(folder: Path, files: dict[str, bytes]) -> bool:
-    if not folder.is_dir() or folder.is_symlink():
+def _same(state: FolderState, files: dict[str, tuple[bytes, int]]) -> bool:
+    """The folder already holds exactly these files, executable bits included."""
+    if state.files is None or sorted(state.files) != sorted(files):
         return False
-    present = sorted(p.name for p in folder.iterdir())
-    if present != sorted(files):
-        return False
-    for name, data in files.items():
-        path = folder / name
-        if not path.is_file() or path.read_bytes() != data:
-            return False
-        if (path.stat().st_mode & 0o111 != 0) != (_mode(name) & 0o111 != 0):
-            return False
-    return True
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one step (Linux renameat2); False where the system cannot."""
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    return bool(result == 0)
-
-
-def _replace_folder(out_dir: Path, name: str, files: dict[str, bytes]) -> None:
-    """The folder becomes wholly new: written beside it, then swapped in, never edited in place."""
-    final = out_dir / name
-    if final.is_symlink() or (final.exists() and not final.is_dir()):
-        raise OutputError(f"{final} exists and is not a folder; move it away")
-    fresh = Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{name}-", dir=out_dir))
-    try:
-        for file_name, data in files.items():
-            path = fresh / file_name
-            path.write_bytes(data)
-            path.chmod(_mode(file_name))
-        fresh.chmod(0o755)
-        if not final.exists():
-            fresh.rename(final)
-            return
-        if _exchange(fresh, final):
-            shutil.rmtree(fresh)  # it now holds the previous outputs
-            return
-        old = Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{name}-old-", dir=out_dir))
-        old.rmdir()
-        final.rename(old)
-        fresh.rename(final)
-        shutil.rmtree(old)
-    finally:
-        if fresh.exists():
-            shutil.rmtree(fresh)
-
-
-def _write_manifest(out_dir: Path, text: str) -> None:
-    handle, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=out_dir)
-    with os.fdopen(handle, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, out_dir / MANIFEST)
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """Which earlier deployments this build speaks for: specs it read, or specs that are gone.
-
-    Building one file never retires the folders of specs it did not read.
-    """
-
-    root: Path
-    inputs: tuple[Path, ...]
-
-    def covers(self, source: object) -> bool:
-        if not isinstance(source, str):
-            return False
-        path = (self.root / source).resolve()
-        if not path.exists():
-            return True
-        return any(path == i or path.is_relative_to(i) for i in self.inputs)
-
-
-def _retired(
-    previous: dict[str, dict[str, object]],
-    outputs: list[DeploymentOutput],
-    held: set[str],
-    scope: Scope,
-) -> list[str]:
-    """Folders an earlier build wrote that no spec produces any more (never one with errors now)."""
-    produced = {o.name for o in outputs}
-    return sorted(
-        name
-        for name, entry in previous.items()
-        if name not in produced and name not in held and scope.covers(entry.get("source"))
+    return all(
+        state.files[name].digest == digest(data) and state.files[name].executable == bool(mode & 0o111)
+        for name, (data, mode) in files.items()
     )
 
 
-def write(out_dir: Path, outputs: list[DeploymentOutput], held: set[str], scope: Scope) -> list[str]:
-    """Write every deployment folder, drop retired ones, then the manifest; returns what changed."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise OutputError(f"{out_dir} exists and is not a folder")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for leftover in sorted(out_dir.glob(f"{_TEMP_PREFIX}*")):  # from a build that was killed
-        if leftover.is_dir():
-            shutil.rmtree(leftover)
-        else:
-            leftover.unlink()
-    previous = read_manifest(out_dir)
-    report = []
+def _shown(out_dir: Path, name: str) -> str:
+    return f"{_printed(out_dir / name)}/"
+
+
+def _printed(path: Path) -> str:
+    """A path as given, safe to print (a `-o` with control characters cannot forge output lines)."""
+    return printable(path.as_posix())
+
+
+def _spec(out_real: Path, source: str) -> Path:
+    """A recorded source as a path: it is relative to the output folder's real location."""
+    return Path(os.path.normpath(out_real / source))
+
+
+@dataclass(slots=True)
+class _Plan:
+    writes: list[transaction.Write] = field(default_factory=list)
+    removals: list[str] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
+    in_flight: list[Entry] = field(default_factory=list)
+    # Problems `--take-over` settles, and problems nothing settles.
+    refusals: list[Problem] = field(default_factory=list)
+    blockers: list[Problem] = field(default_factory=list)
+    report: list[str] = field(default_factory=list)
+
+    def problems(self, take_over: bool) -> list[Problem]:
+        return self.blockers + ([] if take_over else self.refusals)
+
+    def keep(self, entry: Entry, in_flight: Entry | None = None) -> None:
+        self.entries.append(entry)
+        self.in_flight.append(in_flight or entry)
+
+
+def _not_a_folder(out_dir: Path, name: str, state: FolderState, doing: str) -> Problem:
+    path = _printed(out_dir / name)
+    if state.kind == "link":
+        return Problem(
+            OUTPUT_UNWRITABLE,
+            f"cannot {doing} {path}: it is a symbolic link (to {os.readlink(out_dir / name)!r}), "
+            "and spark never follows or removes one",
+            f"remove the link {path} (or rename the deployment), then build again",
+        )
+    return Problem(
+        OUTPUT_UNWRITABLE,
+        f"cannot {doing} {path}: it exists and is not a folder",
+        f"move {path} away (or rename the deployment), then build again",
+    )
+
+
+def _unowned(out_dir: Path, name: str, entry: Entry | None, state: FolderState, doing: str) -> Problem | None:
+    """Why spark may not replace or remove this folder on its own, or None when it may."""
+    shown = _shown(out_dir, name)
+    if entry is None:
+        return Problem(
+            NOT_OWNED,
+            f"cannot {doing} {shown}: {_printed(out_dir / MANIFEST)} does not list it, so spark did not write it",
+            f"move {shown} away or rename the deployment; or build with {TAKE_OVER} "
+            f"to let spark {doing} it (its contents are lost)",
+        )
+    found = state.contents
+    if found is not None and found in entry.states():
+        return None
+    if found is None:
+        what = "it holds something besides the files spark wrote"
+    elif entry.files is None:
+        what = "its files are not the ones spark wrote there"
+    else:
+        what = ", ".join(differences(entry.files, found))
+    return Problem(
+        NOT_OWNED,
+        f"cannot {doing} {shown}: it was edited since spark wrote it ({what})",
+        f"move your changes into the spec, then build with {TAKE_OVER} to let spark {doing} it; or move {shown} away",
+    )
+
+
+def _clash(out_dir: Path, name: str, entry: Entry | None, source: str, scope: Scope) -> Problem | None:
+    """Another spec that still exists wrote this folder: two specs, one name, one output folder."""
+    if entry is None or entry.source is None or entry.source == source:
+        return None
+    out_real = out_dir.resolve()
+    earlier = _spec(out_real, entry.source)
+    if not os.path.lexists(earlier) or (earlier in scope.read and earlier not in scope.unsure):
+        return None  # the spec is gone, or this build read it and it no longer makes this folder
+    shown = _shown(out_dir, name)
+    return Problem(
+        NOT_OWNED,
+        f"cannot replace {shown}: it was written from {display(earlier)}, which still exists; "
+        f"this build writes it from {display(_spec(out_real, source))}",
+        f"give one of the two deployments another name, or use another output folder; "
+        f"or build with {TAKE_OVER} to let this spec's outputs replace the other's",
+    )
+
+
+def _recorded_source(scope: Scope, output: DeploymentOutput, out_real: Path) -> str:
+    spec = Path(os.path.normpath(scope.root / output.source))
+    return Path(os.path.relpath(spec, out_real)).as_posix()
+
+
+def _carried(entry: Entry, state: FolderState) -> Entry | None:
+    """An earlier entry this build keeps, recording the state its folder is in."""
+    if state.kind != "folder" or entry.files is None:
+        return None  # spark owns no link, and cannot vouch for an unreadable version-1 entry
+    if state.contents is not None and state.contents == entry.previous:
+        return Entry(entry.name, entry.source, entry.previous)
+    return replace(entry, previous=None)
+
+
+def _plan(
+    out_dir: Path,
+    outputs: list[DeploymentOutput],
+    held: set[str],
+    scope: Scope,
+    previous: Manifest,
+    look: Callable[[str], FolderState],
+) -> _Plan:
+    plan = _Plan()
+    out_real = out_dir.resolve()
     for output in outputs:
+        name = output.name
+        if not is_deployment_name(name):  # checked by SPK108 first; never a path
+            raise ValueError(f"deployment name {name!r} cannot name a folder")
         files = _encoded(output)
-        folder = out_dir / output.name
-        if _folder_matches(folder, files):
+        entry = previous.entries.get(name)
+        state = look(name)
+        new = Entry(name, _recorded_source(scope, output, out_real), {f: digest(d) for f, (d, _) in files.items()})
+        if state.kind in ("link", "other"):
+            plan.blockers.append(_not_a_folder(out_dir, name, state, "replace"))
             continue
-        _replace_folder(out_dir, output.name, files)
-        report.append(f"wrote {folder.as_posix()}/ ({', '.join(output.files)})")
-    for name in _retired(previous, outputs, held, scope):
-        folder = out_dir / name
-        if folder.is_dir() and not folder.is_symlink():
-            shutil.rmtree(folder)
-            report.append(f"removed {folder.as_posix()}/ (no spec produces it any more)")
-    retired = set(_retired(previous, outputs, held, scope))
-    carried = {name: entry for name, entry in previous.items() if name not in retired}
-    text = manifest_text(outputs, carried)
-    manifest = out_dir / MANIFEST
-    if not manifest.is_file() or manifest.read_text(encoding="utf-8") != text:
-        _write_manifest(out_dir, text)
-    return report
+        if state.kind == "absent":
+            plan.writes.append(transaction.Write(name, files, replace=False))
+        else:
+            same = _same(state, files)
+            problem = _clash(out_dir, name, entry, new.source or "", scope) or (
+                None if same else _unowned(out_dir, name, entry, state, "replace")
+            )
+            if problem is not None:
+                plan.refusals.append(problem)
+            if same:
+                plan.keep(new)
+                continue
+            plan.writes.append(transaction.Write(name, files, replace=True))
+        plan.keep(new, replace(new, previous=state.contents))
+        plan.report.append(f"wrote {_shown(out_dir, name)} ({', '.join(output.files)})")
+    produced = {o.name for o in outputs}
+    for name, entry in previous.entries.items():
+        if name in produced:
+            continue
+        state = look(name)
+        if state.kind == "absent":
+            continue  # nothing left to own: the entry goes
+        retiring = name not in held and entry.source is not None and scope.may_retire(_spec(out_real, entry.source))
+        if not retiring:
+            carried = _carried(entry, state)
+            if carried is not None:
+                plan.keep(carried)
+            continue
+        if state.kind != "folder":
+            plan.blockers.append(_not_a_folder(out_dir, name, state, "remove"))
+            continue
+        problem = _unowned(out_dir, name, entry, state, "remove")
+        if problem is not None:
+            plan.refusals.append(problem)
+        plan.removals.append(name)
+        plan.in_flight.append(Entry(name, entry.source, state.contents or entry.files or {}))
+        plan.report.append(f"removed {_shown(out_dir, name)} (no spec produces it any more)")
+    return plan
 
 
-def check(out_dir: Path, outputs: list[DeploymentOutput], held: set[str], scope: Scope) -> list[Change]:
-    """Every path `write` would change, writing nothing."""
+def _read_manifest(out_dir: Path) -> Manifest:
+    def contents(name: str) -> dict[str, str] | None:
+        return inspect(out_dir / name).contents
+
+    try:
+        return read(out_dir, contents)
+    except ManifestError as err:
+        path = _printed(out_dir / MANIFEST)
+        raise OutputError(
+            [
+                Problem(
+                    UNTRUSTED_MANIFEST,
+                    f"{path} {err}",
+                    f"restore {path} from version control, or delete it (spark then replaces no existing "
+                    f"folder without {TAKE_OVER}); nothing was changed",
+                )
+            ]
+        ) from None
+
+
+def _usable(out_dir: Path) -> None:
+    if os.path.lexists(out_dir) and not out_dir.is_dir():
+        raise OutputError(
+            [
+                Problem(
+                    OUTPUT_UNWRITABLE,
+                    f"cannot write {_printed(out_dir)}: it exists and is not a folder",
+                    f"choose another output folder with -o, or move {_printed(out_dir)} away",
+                )
+            ]
+        )
+
+
+def write(
+    out_dir: Path,
+    outputs: list[DeploymentOutput],
+    held: set[str],
+    scope: Scope,
+    take_over: bool = False,
+    on_wait: Callable[[], None] | None = None,
+) -> list[str]:
+    """Writes every deployment folder and retires those no spec produces, all or nothing; returns what changed.
+
+    Raises OutputError, having changed nothing, when the build would touch a folder spark does not
+    own, the manifest cannot be trusted, or the disk refuses a write.
+    """
+    _usable(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with output_lock.locked(out_dir, on_wait):
+            previous = _read_manifest(out_dir)
+            transaction.recover(out_dir, previous.entries)
+            plan = _plan(out_dir, outputs, held, scope, previous, lambda name: inspect(out_dir / name))
+            problems = plan.problems(take_over)
+            if problems:
+                raise OutputError(problems)
+            final = render(plan.entries)
+            if plan.writes or plan.removals:
+                change = transaction.Change(plan.writes, plan.removals, render(plan.in_flight), final, previous.text)
+                transaction.apply(out_dir, change)
+            elif previous.text != final:
+                transaction.write_manifest(out_dir, final)
+            return plan.report
+    except OSError as err:
+        raise OutputError(
+            [
+                Problem(
+                    OUTPUT_UNWRITABLE,
+                    f"cannot write {_printed(out_dir)}: {err.strerror or err}",
+                    f"nothing was changed; make room or make {_printed(out_dir)} writable, then build again",
+                )
+            ]
+        ) from None
+
+
+def _as_recovered(out_dir: Path, previous: Manifest) -> Callable[[str], FolderState]:
+    """A folder as the next build will find it once it has put back what a killed build moved aside."""
+
+    def look(name: str) -> FolderState:
+        state = inspect(out_dir / name)
+        if state.kind == "absent" and name in previous.entries:
+            aside = inspect(out_dir / f"{transaction.OLD}{name}")
+            if aside.kind == "folder":
+                return aside
+        return state
+
+    return look
+
+
+def check(
+    out_dir: Path, outputs: list[DeploymentOutput], held: set[str], scope: Scope, take_over: bool = False
+) -> tuple[list[Change], list[Problem]]:
+    """Every path `write` would change, and the problems that would stop it, writing nothing."""
+    _usable(out_dir)
+    previous = _read_manifest(out_dir)
+    look = _as_recovered(out_dir, previous)
+    plan = _plan(out_dir, outputs, held, scope, previous, look)
     changes: list[Change] = []
-    previous = read_manifest(out_dir)
     for output in outputs:
         folder = out_dir / output.name
+        state = look(output.name)
         files = _encoded(output)
-        for name, data in files.items():
-            path = folder / name
-            if not path.is_file():
-                changes.append(Change("missing", path))
-            elif path.read_bytes() != data or (path.stat().st_mode & 0o111 != 0) != (_mode(name) & 0o111 != 0):
-                changes.append(Change("stale", path))
-        if folder.is_dir():
-            for extra in sorted(p.name for p in folder.iterdir() if p.name not in files):
-                changes.append(Change("unexpected", folder / extra))
-    for name in _retired(previous, outputs, held, scope):
-        if (out_dir / name).exists():
-            changes.append(Change("removed", out_dir / name))
-    retired = set(_retired(previous, outputs, held, scope))
-    carried = {name: entry for name, entry in previous.items() if name not in retired}
+        found = state.files or {}
+        for name, (data, mode) in files.items():
+            if name not in found:
+                changes.append(Change("missing", folder / name))
+            elif found[name].digest != digest(data) or found[name].executable != bool(mode & 0o111):
+                changes.append(Change("stale", folder / name))
+        changes += [Change("unexpected", folder / extra) for extra in state.names if extra not in files]
+    changes += [Change("removed", out_dir / name) for name in plan.removals]
     manifest = out_dir / MANIFEST
-    text = manifest_text(outputs, carried)
-    if not manifest.is_file():
+    if previous.text is None:
         changes.append(Change("missing", manifest))
-    elif manifest.read_text(encoding="utf-8") != text:
+    elif previous.text != render(plan.entries):
         changes.append(Change("stale", manifest))
-    return changes
+    return changes, plan.problems(take_over)

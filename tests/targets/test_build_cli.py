@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
 import subprocess
@@ -14,7 +16,7 @@ from target_helpers import REPO
 
 from spark_dsl import cli
 from spark_dsl.targets import build as build_module
-from spark_dsl.targets import writer
+from spark_dsl.targets import transaction
 
 ONE_NODE = """
 deployment {name} {{
@@ -76,9 +78,18 @@ def test_build_writes_each_declared_target_and_a_manifest(repo: Path, spark) -> 
         "manifest.json",
     ]
     manifest = json.loads((repo / "out/manifest.json").read_text())
-    assert manifest["deployments"] == [
-        {"name": "alpha", "source": "a.spark", "files": ["serve.sh", "compose.yaml"]},
-        {"name": "beta", "source": "b.spark", "files": ["kubernetes.yaml"]},
+
+    def sha(rel: str) -> str:
+        return hashlib.sha256((repo / "out" / rel).read_bytes()).hexdigest()
+
+    assert manifest["version"] == 2
+    assert manifest["deployments"] == [  # sources relative to the output folder, files with their hashes
+        {
+            "name": "alpha",
+            "source": "../a.spark",
+            "files": {"serve.sh": sha("alpha/serve.sh"), "compose.yaml": sha("alpha/compose.yaml")},
+        },
+        {"name": "beta", "source": "../b.spark", "files": {"kubernetes.yaml": sha("beta/kubernetes.yaml")}},
     ]
     assert "wrote out/alpha/ (serve.sh, compose.yaml)" in r.stderr
     assert os.access(repo / "out/alpha/serve.sh", os.X_OK)
@@ -122,7 +133,7 @@ def test_nothing_to_build_is_an_info_and_writes_nothing(project, spark) -> None:
     (diagnostic,) = json.loads(r.stdout)["diagnostics"]
     assert (diagnostic["code"], diagnostic["severity"], diagnostic["line"]) == ("SPK513", "info", 2)
     assert tree(folder / "out") == {
-        "manifest.json": b'{\n  "generator": "spark build",\n  "version": 1,\n  "deployments": []\n}\n'
+        "manifest.json": b'{\n  "generator": "spark build",\n  "version": 2,\n  "deployments": []\n}\n'
     }
 
 
@@ -199,33 +210,53 @@ def test_a_failing_emitter_leaves_every_previous_output_intact(repo: Path, monke
     assert tree(repo / "out") == before
 
 
-def test_a_build_killed_between_folders_leaves_each_folder_whole(repo: Path, monkeypatch) -> None:
+def test_a_build_interrupted_while_swapping_folders_changes_nothing(repo: Path, monkeypatch) -> None:
     assert invoke(repo, "build", ".", "-o", "out").exit_code == 0
     before = tree(repo / "out")
     (repo / "a.spark").write_text(
         spec(ONE_NODE, "alpha", "  max_num_seqs = 64\n  target shell {}\n  target compose {}")
     )
     (repo / "b.spark").write_text(spec(ONE_NODE, "beta", "  max_num_seqs = 64\n  target kubernetes {}"))
-    real = writer._replace_folder
+    real = transaction._swap_in
     done = []
 
-    def dies_on_the_second(out_dir, name, files):
+    def dies_on_the_second(out_dir, write):
         if done:
             raise KeyboardInterrupt  # what Ctrl-C does halfway through
-        done.append(name)
-        real(out_dir, name, files)
+        done.append(write.name)
+        real(out_dir, write)
 
-    monkeypatch.setattr(writer, "_replace_folder", dies_on_the_second)
+    monkeypatch.setattr(transaction, "_swap_in", dies_on_the_second)
     interrupted = invoke(repo, "build", ".", "-o", "out")
     assert interrupted.exit_code == 1 and "Aborted" in interrupted.output  # click's answer to Ctrl-C
-    after = tree(repo / "out")
-    assert all(b"--max-num-seqs" in after[k] for k in after if k.startswith("alpha/"))  # wholly new
-    assert {k: v for k, v in after.items() if not k.startswith("alpha/")} == {
-        k: v for k, v in before.items() if not k.startswith("alpha/")
-    }  # beta and the manifest: wholly old
+    assert done == ["alpha"]
+    assert tree(repo / "out") == before  # alpha swapped back: every folder and the manifest as they were
     assert [p.name for p in (repo / "out").iterdir() if p.name.startswith(".")] == []
-    monkeypatch.setattr(writer, "_replace_folder", real)
+    monkeypatch.setattr(transaction, "_swap_in", real)
     assert invoke(repo, "build", ".", "-o", "out").exit_code == 0
+
+
+def test_a_build_whose_final_manifest_cannot_be_written_changes_nothing(repo: Path, monkeypatch) -> None:
+    assert invoke(repo, "build", ".", "-o", "out").exit_code == 0
+    before = tree(repo / "out")
+    (repo / "a.spark").write_text(spec(ONE_NODE, "alpha", CHANGED_ALPHA))
+    (repo / "b.spark").unlink()
+    (repo / "c.spark").write_text(spec(ONE_NODE, "gamma"))  # a replace, a removal and an addition
+    real = transaction.write_manifest
+    texts = []
+
+    def full_at_the_commit(out_dir, text):
+        texts.append(text)
+        if len(texts) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(out_dir, text)
+
+    monkeypatch.setattr(transaction, "write_manifest", full_at_the_commit)
+    r = invoke(repo, "build", ".", "-o", "out")
+    assert r.exit_code == 1 and "error[SPK522]: cannot write out: No space left on device" in r.output
+    assert '"previous"' in texts[0] and '"previous"' not in texts[1]  # in-flight, then final
+    assert tree(repo / "out") == before
+    assert [p.name for p in (repo / "out").iterdir() if p.name.startswith(".")] == []
 
 
 def test_check_lists_missing_stale_unexpected_and_retired(repo: Path, spark) -> None:

@@ -1,0 +1,242 @@
+"""Changes the deployment folders of an output folder all together, or not at all.
+
+The order, and why each step leaves the folder consistent if the process dies right after it:
+
+1. **Stage.** Every new folder is written in full beside its place, as `DIR/.spark-build-new-NAME`
+   (files synced). Nothing the manifest describes has changed yet.
+2. **In-flight manifest.** The manifest is replaced (write a temporary file, sync, rename) by one
+   that lists the new contents of every folder about to change *and*, under `previous`, the contents
+   it holds now; folders about to be added or removed are listed too. From here on the manifest
+   accepts every folder whether it holds its old or its new contents, or is absent.
+3. **Swap.** Each changed folder is exchanged with its staged copy in one `renameat2(RENAME_EXCHANGE)`
+   (Linux), so a folder is always wholly old or wholly new; new folders are renamed into place; a
+   retired folder is renamed to `DIR/.spark-build-old-NAME`. Where the system cannot exchange, a
+   folder is renamed to `.spark-build-old-NAME` and the staged one into place.
+4. **Final manifest.** The manifest without `previous`, and without the retired folders. This
+   rename is the commit point.
+5. **Clean up** the `.spark-build-*` entries (the old contents).
+
+Any error before the commit point (a full disk, a permission, an interrupt) undoes the swaps done
+so far in reverse, removes the staged folders and puts the previous manifest back, so a failed build
+changes nothing. A build that was killed leaves `.spark-build-*` entries; the next build (holding the
+lock, so they cannot be another build's) first puts back any `.spark-build-old-NAME` whose `NAME` is
+missing while the manifest still lists it (a swap cut between its two renames, or a removal not yet
+committed), then deletes the rest. The `.spark-build.lock` file is not one of them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_dsl.targets.manifest import MANIFEST, is_deployment_name
+
+PREFIX = ".spark-build-"
+NEW = PREFIX + "new-"
+OLD = PREFIX + "old-"
+TEMP_MANIFEST = PREFIX + "manifest"
+
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A deployment folder to add (`replace` False) or to replace, with its files and modes."""
+
+    name: str
+    files: dict[str, tuple[bytes, int]]
+    replace: bool
+
+
+@dataclass(slots=True)
+class Change:
+    """Everything one build changes; `old_manifest` is None when there was no manifest."""
+
+    writes: list[Write] = field(default_factory=list)
+    removals: list[str] = field(default_factory=list)
+    in_flight_manifest: str = ""
+    final_manifest: str = ""
+    old_manifest: str | None = None
+
+
+def _renameat2(source: Path, target: Path, flags: int) -> bool | None:
+    """Linux renameat2: True done, False refused (errno set), None where the system has no such call."""
+    try:
+        call = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    result = call(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), flags)
+    if result == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (38, 22):  # ENOSYS, EINVAL: no such call, or a file system without the flag
+        return None
+    raise OSError(err, os.strerror(err), str(target))
+
+
+def _sync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_file(path: Path, data: bytes, mode: int) -> None:
+    """A new file, synced, with exactly `mode` (the umask does not apply to spark's outputs)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_manifest(out_dir: Path, text: str) -> None:
+    temp = out_dir / TEMP_MANIFEST
+    with suppress(FileNotFoundError):
+        temp.unlink()
+    try:
+        write_file(temp, text.encode("utf-8"), 0o644)
+        os.replace(temp, out_dir / MANIFEST)
+    except BaseException:
+        with suppress(OSError):
+            temp.unlink()
+        raise
+    _sync(out_dir)
+
+
+def _remove(path: Path) -> None:
+    """Removes a `.spark-build-*` entry: a real folder with everything in it, anything else unlinked."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def leftovers(out_dir: Path) -> list[Path]:
+    return sorted(out_dir / n for n in os.listdir(out_dir) if n.startswith(PREFIX))
+
+
+def recover(out_dir: Path, listed: Iterable[str]) -> None:
+    """Puts back what a killed build had moved aside, then removes its temporary entries."""
+    listed = set(listed)
+    for path in leftovers(out_dir):
+        name = path.name.removeprefix(OLD)
+        if (
+            path.name.startswith(OLD)
+            and is_deployment_name(name)
+            and name in listed
+            and path.is_dir()
+            and not path.is_symlink()
+            and not os.path.lexists(out_dir / name)
+        ):
+            path.rename(out_dir / name)
+    for path in leftovers(out_dir):
+        _remove(path)
+
+
+def _stage(out_dir: Path, write: Write) -> None:
+    folder = out_dir / f"{NEW}{write.name}"
+    folder.mkdir(mode=0o700)
+    for file_name, (data, mode) in write.files.items():
+        write_file(folder / file_name, data, mode)
+    folder.chmod(0o755)
+    _sync(folder)
+
+
+def _swap_in(out_dir: Path, write: Write) -> None:
+    final, staged = out_dir / write.name, out_dir / f"{NEW}{write.name}"
+    if not write.replace:
+        if _renameat2(staged, final, _RENAME_NOREPLACE) is None:
+            if os.path.lexists(final):
+                raise FileExistsError(17, "appeared during the build", str(final))
+            staged.rename(final)
+        return
+    if _renameat2(staged, final, _RENAME_EXCHANGE) is None:
+        final.rename(out_dir / f"{OLD}{write.name}")
+        staged.rename(final)
+
+
+def _swap_out(out_dir: Path, write: Write) -> None:
+    """Undoes `_swap_in`."""
+    final, staged, old = out_dir / write.name, out_dir / f"{NEW}{write.name}", out_dir / f"{OLD}{write.name}"
+    if not write.replace:
+        final.rename(staged)
+    elif old.exists():
+        final.rename(staged)
+        old.rename(final)
+    elif _renameat2(staged, final, _RENAME_EXCHANGE) is None:  # pragma: no cover - it exchanged before
+        raise OSError("cannot exchange the folders back")
+
+
+def _retire(out_dir: Path, name: str) -> None:
+    """Moves a retired folder aside; it is deleted once the final manifest no longer lists it."""
+    (out_dir / name).rename(out_dir / f"{OLD}{name}")
+
+
+def apply(out_dir: Path, change: Change) -> None:
+    """Stages, swaps and commits `change`; on any error undoes it and re-raises."""
+    swapped: list[Write] = []
+    removed: list[str] = []
+    in_flight = False
+    try:
+        for write in change.writes:
+            _stage(out_dir, write)
+        _sync(out_dir)
+        write_manifest(out_dir, change.in_flight_manifest)
+        in_flight = True
+        for write in change.writes:
+            _swap_in(out_dir, write)
+            swapped.append(write)
+        for name in change.removals:
+            _retire(out_dir, name)
+            removed.append(name)
+        _sync(out_dir)
+        write_manifest(out_dir, change.final_manifest)
+    except BaseException:
+        _undo(out_dir, change, swapped, removed, in_flight)
+        raise
+    with suppress(OSError):  # the change is committed; what is left is swept by the next build
+        for path in leftovers(out_dir):
+            if path.name != TEMP_MANIFEST:
+                _remove(path)
+
+
+def _undo(out_dir: Path, change: Change, swapped: list[Write], removed: list[str], in_flight: bool) -> None:
+    """Best effort: every folder back as it was, then the previous manifest.
+
+    If a folder cannot be put back, the in-flight manifest stays: it still describes both states.
+    """
+    whole = True
+    for name in reversed(removed):
+        try:
+            (out_dir / f"{OLD}{name}").rename(out_dir / name)
+        except OSError:
+            whole = False
+    for write in reversed(swapped):
+        try:
+            _swap_out(out_dir, write)
+        except OSError:
+            whole = False
+    for path in leftovers(out_dir):
+        if path.name.startswith(NEW) or path.name == TEMP_MANIFEST:
+            with suppress(OSError):
+                _remove(path)
+    if not (whole and in_flight):
+        return
+    with suppress(OSError):
+        if change.old_manifest is None:
+            (out_dir / MANIFEST).unlink()
+        else:
+            write_manifest(out_dir, change.old_manifest)
