@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import os
-import shutil
 import stat
 import sys
 import tempfile
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -126,8 +126,11 @@ def _format_one(name: str, check: bool, diff: bool, out: TextIO, err: TextIO, ta
     if name == STDIN:
         out.write(result.text)
     elif changed:
-        _replace(Path(name), result.text)
-        err.write(f"reformatted {shown}\n")
+        if _replace(Path(name), result.text, err):
+            err.write(f"reformatted {shown}\n")
+        else:
+            tally.changed -= 1
+            tally.failed += 1
 
 
 def _report_syntax_error(shown: str, text: str, result: object, err: TextIO) -> None:
@@ -143,17 +146,36 @@ def _report_syntax_error(shown: str, text: str, result: object, err: TextIO) -> 
     err.write(f"{shown}: not formatted because of the syntax error above\n")
 
 
-def _replace(path: Path, text: str) -> None:
-    """Writes through a temporary file so an interrupted run never leaves half a spec."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def _replace(path: Path, text: str, err: TextIO) -> bool:
+    """Writes the formatted text in one step, so an interrupted run never leaves half a spec.
+
+    A symbolic link is written through: the temporary file goes beside the file the link finally
+    names and replaces that file, so the link stays a link and the real spec gets the text. The
+    file keeps its mode (and its owner where the system allows). A file that cannot be written is
+    reported and left as it was.
+    """
+    target = Path(os.path.realpath(path))
+    tmp: str | None = None
     try:
+        info = target.stat()
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
-        shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        with suppress(OSError):
+            os.chown(tmp, info.st_uid, info.st_gid)
+        os.replace(tmp, target)
+        tmp = None
+        return True
+    except OSError as problem:
+        err.write(f"error: {files.printable(str(path))}: cannot write: {problem.strerror or problem}; left untouched\n")
+        return False
+    finally:
+        if tmp is not None:
+            with suppress(OSError):
+                os.unlink(tmp)
 
 
 def _summary(tally: Tally, dry: bool, err: TextIO) -> None:
