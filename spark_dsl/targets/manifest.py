@@ -125,15 +125,20 @@ def _read_text(path: Path) -> str | None:
         info = path.lstat()
     except FileNotFoundError:
         return None
+    except OSError as err:
+        raise ManifestError(f"cannot be read ({err.strerror or err})") from None
     if stat.S_ISLNK(info.st_mode):
         raise ManifestError(f"is a symbolic link (to {os.readlink(path)!r}); spark reads only a regular file")
     if not stat.S_ISREG(info.st_mode):
         raise ManifestError("is not a regular file")
     if info.st_size > _MAX_BYTES:
         raise ManifestError(f"is {info.st_size} bytes, more than any manifest spark writes")
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(_MAX_BYTES + 1)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(_MAX_BYTES + 1)
+    except OSError as err:
+        raise ManifestError(f"cannot be read ({err.strerror or err})") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -96,6 +96,35 @@ def test_check_names_the_folders_a_build_would_refuse(repo: Path, spark) -> None
     assert not (repo / "out/manifest.json").exists()
 
 
+def test_a_version_1_manifest_is_read_and_upgraded(repo: Path, spark) -> None:
+    """Version 1 listed names without hashes, and sources relative to a root it did not record."""
+    assert spark("build", ".", "-o", "out", cwd=repo).returncode == 0
+    (repo / "out/gamma").mkdir()
+    (repo / "out/gamma/serve.sh").write_text("# from a spec since deleted\n")
+    entries = [("alpha", "a.spark", ["serve.sh", "compose.yaml"]), ("beta", "b.spark", ["kubernetes.yaml"])]
+    entries.append(("gamma", "gone.spark", ["serve.sh"]))
+    (repo / "out/manifest.json").write_text(
+        _manifest(*({"name": n, "source": s, "files": f} for n, s, f in entries), version=1)
+    )
+    (repo / "out/beta/notes.txt").write_text("mine\n")
+    (repo / "a.spark").write_text(spec("alpha", "  max_num_seqs = 64\n  target shell {}\n  target compose {}"))
+    before = snapshot(repo / "out")
+    refused(spark("build", ".", "-o", "out", cwd=repo), "SPK520", "out/beta/", "edited")  # not the files listed
+    assert snapshot(repo / "out") == before
+    (repo / "out/beta/notes.txt").unlink()
+    r = spark("build", ".", "-o", "out", cwd=repo)
+    assert r.returncode == 0 and "removed" not in r.stderr, r.stderr  # gamma's source is unknown: kept
+    assert b"--max-num-seqs 64" in (repo / "out/alpha/serve.sh").read_bytes()
+    doc = json.loads((repo / "out/manifest.json").read_text())
+    assert doc["version"] == 2
+    assert [(e["name"], e["source"]) for e in doc["deployments"]] == [
+        ("alpha", "../a.spark"),
+        ("beta", "../b.spark"),
+        ("gamma", None),
+    ]
+    assert_manifest_matches_disk(repo / "out")
+
+
 # --- hostile manifests ------------------------------------------------------------------------
 
 
