@@ -227,14 +227,23 @@ def _labels(completer: Completer, ctx: TypingContext) -> list[types.CompletionIt
 def visible_profiles(text: str, path: Path, root: Path, open_texts: dict[Path, str]) -> list[tuple[str, str]]:
     """(profile, file) pairs visible from a text that may not parse: its own and its imports'."""
     found = [(m["name"], path.name) for m in _PROFILE_LINE.finditer(text)]
-    imported = [(path.parent / m["path"]).resolve() for m in _IMPORT_LINE.finditer(text)]
-    imported = [p for p in imported if p.is_relative_to(root) and (p in open_texts or p.is_file())]
+    imported = [p for m in _IMPORT_LINE.finditer(text) if (p := _importable(path.parent / m["path"], root, open_texts))]
     if imported:
         result = run(imported, root, open_texts)
         for source in result.sources.values():
             if source.module is not None:
                 found += [(p.name.name, source.name) for p in source.module.profiles]
     return list(dict.fromkeys(found))
+
+
+def _importable(path: Path, root: Path, open_texts: dict[Path, str]) -> Path | None:
+    """The resolved file an import names, if it is open or a file inside the root."""
+    try:
+        resolved = path.resolve()
+        inside = resolved.is_relative_to(root) and (resolved in open_texts or resolved.is_file())
+    except (OSError, RuntimeError, ValueError):  # a loop, a NUL, a name too long: the check reports it
+        return None
+    return resolved if inside else None
 
 
 def _profiles(completer: Completer, ctx: TypingContext, profiles: list[tuple[str, str]]) -> list[types.CompletionItem]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -17,17 +18,68 @@ from spark_dsl.plan.model import Plan
 from spark_dsl.syntax import ast
 
 
-@lru_cache(maxsize=1024)
 def document_path(uri: str) -> Path:
-    """The file behind a URI; an unsaved (untitled) buffer gets a stable stand-in in the cwd.
+    """The file behind a URI; an unsaved (untitled) buffer gets a stable stand-in in the cwd."""
+    return _located(uri)[0]
 
-    Cached: a check asks several times, and resolving a path costs system calls.
-    """
+
+def resolvable(uri: str) -> bool:
+    """Whether the URI's path resolves; one that does not (a symlink loop, a NUL, a name
+    too long) must not be handed to the pipeline, which resolves every path it is given."""
+    return _located(uri)[1]
+
+
+@lru_cache(maxsize=1024)
+def _located(uri: str) -> tuple[Path, bool]:
+    """Cached: a check asks several times, and resolving a path costs system calls."""
     fs_path = to_fs_path(uri) if uri.startswith("file:") else None
     if fs_path:
-        return Path(fs_path).resolve()
+        try:
+            return Path(fs_path).resolve(), True
+        except (OSError, RuntimeError, ValueError):  # RuntimeError: a loop, on Python < 3.13
+            return Path(os.path.abspath(fs_path)), False
     digest = hashlib.sha1(uri.encode("utf-8")).hexdigest()[:12]
-    return (Path.cwd() / f".untitled-{digest}.spark").resolve()
+    return (Path.cwd() / f".untitled-{digest}.spark").resolve(), True
+
+
+# A document the editor has not opened is read from disk only up to this size.
+UNOPENED_LIMIT = 16 * 1024 * 1024
+
+
+def read_unopened(uri: str) -> str | None:
+    """The text of a `file:` document the editor has not opened, if it is a readable spec.
+
+    Only a regular file of at most UNOPENED_LIMIT bytes of UTF-8 qualifies: a FIFO would
+    block the server, a device such as /dev/zero never ends, /dev/stdin is the
+    server's own input. The file is checked before it is opened (opening some devices
+    acts on them) and again once open, non-blocking, in case it was swapped between.
+    """
+    fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+    if not fs_path:
+        return None
+    try:
+        if not _small_regular_file(os.stat(fs_path)):
+            return None
+        fd = os.open(fs_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (OSError, ValueError):  # missing, unreadable, a NUL or an over-long name
+        return None
+    with os.fdopen(fd, "rb") as file:
+        try:
+            if not _small_regular_file(os.fstat(fd)):
+                return None
+            data = file.read(UNOPENED_LIMIT + 1)
+        except OSError:
+            return None
+    if len(data) > UNOPENED_LIMIT:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _small_regular_file(info: os.stat_result) -> bool:
+    return stat.S_ISREG(info.st_mode) and info.st_size <= UNOPENED_LIMIT
 
 
 def project_root(path: Path, folders: list[Path]) -> Path:
@@ -96,9 +148,13 @@ def analyse(
     open_texts: dict[Path, str],
     folders: list[Path],
 ) -> Analysis:
-    """Runs the pipeline for one document; its diagnostics are those located in it."""
+    """Runs the pipeline for one document; its diagnostics are those located in it.
+
+    A document whose path does not resolve is checked from its path, not its text: the
+    loader then says why the path cannot be read.
+    """
     path = document_path(uri)
-    overlays = {**open_texts, path: text}
+    overlays = {**open_texts, path: text} if resolvable(uri) else open_texts
     result = run([path], project_root(path, folders), overlays)
     source = next((s for s in result.sources.values() if s.path == path), None)
     own = source.name if source is not None else None

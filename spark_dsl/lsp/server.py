@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gc
+import io
 import logging
 import os
+import sys
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 
 from spark_dsl import __version__
 from spark_dsl.lsp.code_actions import code_actions
@@ -26,29 +29,21 @@ from spark_dsl.lsp.documents import (
     analyse,
     document_path,
     project_root,
+    read_unopened,
+    resolvable,
     workspace_folders,
 )
 from spark_dsl.lsp.formatting import format_document
 from spark_dsl.lsp.hover import hover
-from spark_dsl.lsp.positions import TextPositions, negotiate
+from spark_dsl.lsp.positions import TextPositions
+from spark_dsl.lsp.protocol import SparkProtocol
 from spark_dsl.lsp.symbols import document_symbols
+from spark_dsl.lsp.transport import FrameReader, serve_frames
 
 log = logging.getLogger("spark.lsp")
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 # Set to report each check's time in the server as a log message (the latency benchmark reads it).
 TIMING_ENV = "SPARK_LSP_TIMING"
-
-
-class SparkProtocol(LanguageServerProtocol):
-    """Negotiates positions: UTF-32 if offered (spans are code points), else UTF-16."""
-
-    @lsp_method(types.INITIALIZE)
-    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
-        general = params.capabilities.general
-        if general is not None:
-            # pygls would take the client's first choice, UTF-8 included; narrow the offer first.
-            general.position_encodings = [negotiate(general.position_encodings)]
-        return (yield from super().lsp_initialize(params))
 
 
 class SparkServer(LanguageServer):
@@ -73,18 +68,48 @@ class SparkServer(LanguageServer):
         return workspace_folders(uris)
 
     def open_texts(self) -> dict[Path, str]:
-        return {document_path(uri): doc.source for uri, doc in self.workspace.text_documents.items()}
+        documents = self.workspace.text_documents.items()
+        return {document_path(uri): doc.source for uri, doc in documents if resolvable(uri)}
+
+    def is_open(self, uri: str) -> bool:
+        return unquote(uri) in self.workspace.text_documents  # pygls keys documents unquoted
+
+    def text(self, uri: str) -> str | None:
+        """A document's text: the editor's buffer if open, else a regular file's, else None.
+
+        pygls would read any path it is handed, a FIFO (blocks forever) or /dev/zero
+        (reads until memory runs out) included.
+        """
+        doc = self.workspace.text_documents.get(unquote(uri))
+        return doc.source if doc is not None else read_unopened(uri)
 
     def positions(self, analysis: Analysis) -> TextPositions:
         index = analysis.source.index if analysis.source is not None else None
         return TextPositions(analysis.text, self.encoding, index)
+
+    # ---- transport --------------------------------------------------------------
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serves stdio as pygls does, through spark's size-capped reader and checked dispatch."""
+        source = stdin or sys.stdin.buffer
+        read_chunk = source.read1 if isinstance(source, io.BufferedIOBase) else source.read
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        assert isinstance(self.protocol, SparkProtocol)
+        try:
+            asyncio.run(serve_frames(FrameReader(read_chunk), self.protocol))
+        except BrokenPipeError:
+            log.error("spark: the client closed the connection")
+        except (KeyboardInterrupt, SystemExit):  # `exit` from the client
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     # ---- checking ---------------------------------------------------------------
 
     def check(self, uri: str) -> Analysis:
         """Checks one open document and publishes its diagnostics."""
         started = time.perf_counter()
-        doc = self.workspace.get_text_document(uri)
+        doc = self.workspace.text_documents[unquote(uri)]  # never a file pygls would read from disk
         # The cyclic collector would pass over the tens of thousands of nodes a check just
         # built before the diagnostics leave; let it run after they are on their way instead.
         collecting = gc.isenabled()
@@ -112,7 +137,7 @@ class SparkServer(LanguageServer):
         changed = document_path(uri)
         self.check(uri)
         for other, analysis in list(self.analyses.items()):
-            if other != uri and other in self.workspace.text_documents and analysis.depends_on(changed):
+            if other != uri and self.is_open(other) and analysis.depends_on(changed):
                 self.check(other)
 
     def forget(self, uri: str) -> None:
@@ -123,7 +148,7 @@ class SparkServer(LanguageServer):
                 self.check(other)
 
     def analysis(self, uri: str) -> Analysis | None:
-        if uri not in self.analyses and uri in self.workspace.text_documents:
+        if uri not in self.analyses and self.is_open(uri):
             return self.check(uri)
         return self.analyses.get(uri)
 
@@ -195,7 +220,7 @@ def build_server() -> SparkServer:
     def files_changed(ls: SparkServer, params: types.DidChangeWatchedFilesParams) -> None:
         # A file changed on disk may be imported by any open document.
         for uri in list(ls.analyses):
-            if uri in ls.workspace.text_documents:
+            if ls.is_open(uri):
                 ls.check(uri)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -214,15 +239,17 @@ def build_server() -> SparkServer:
     @guarded(None)
     def on_completion(ls: SparkServer, params: types.CompletionParams) -> types.CompletionList:
         uri = params.text_document.uri
-        doc = ls.workspace.get_text_document(uri)
-        positions = TextPositions(doc.source, ls.encoding)
+        text = ls.text(uri)
+        if text is None:
+            return types.CompletionList(is_incomplete=False, items=[])
+        positions = TextPositions(text, ls.encoding)
         item_support = ls.client_capabilities.text_document
         completion = item_support.completion if item_support else None
         snippets = bool(completion and completion.completion_item and completion.completion_item.snippet_support)
         path = document_path(uri)
         project = (project_root(path, ls.folders()), ls.open_texts())
         offset = positions.offset(params.position)
-        items = completions(doc.source, offset, positions, path, project, snippets)
+        items = completions(text, offset, positions, path, project, snippets)
         return types.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(
@@ -231,8 +258,10 @@ def build_server() -> SparkServer:
     )
     @guarded([])
     def on_code_action(ls: SparkServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        doc = ls.workspace.get_text_document(params.text_document.uri)
-        return code_actions(params, doc.source, TextPositions(doc.source, ls.encoding))
+        text = ls.text(params.text_document.uri)
+        if text is None:
+            return []
+        return code_actions(params, text, TextPositions(text, ls.encoding))
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded(None)
@@ -253,9 +282,11 @@ def build_server() -> SparkServer:
     @server.feature(types.TEXT_DOCUMENT_FORMATTING)
     @guarded(None)
     def on_formatting(ls: SparkServer, params: types.DocumentFormattingParams) -> list[types.TextEdit] | None:
-        doc = ls.workspace.get_text_document(params.text_document.uri)
+        text = ls.text(params.text_document.uri)
+        if text is None:
+            return None
         name = document_path(params.text_document.uri).name
-        return format_document(doc.source, name, TextPositions(doc.source, ls.encoding))
+        return format_document(text, name, TextPositions(text, ls.encoding))
 
     return server
 

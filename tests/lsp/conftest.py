@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +11,7 @@ import pytest_lsp
 from lsp_editor import Editor
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from raw_lsp import RawServer, start_server
 
 COMMON = """\
 # Settings shared by every deployment of the team
@@ -75,3 +76,14 @@ async def client(lsp_client: LanguageClient, workspace: Path) -> AsyncIterator[N
 @pytest.fixture
 def editor(client: LanguageClient, workspace: Path) -> Editor:
     return Editor(client, workspace)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RawServer]:
+    """An initialized `spark lsp` process driven with raw bytes, for input no real client sends."""
+    started = start_server(tmp_path)
+    try:
+        started.initialize()
+        yield started
+    finally:
+        started.close()

@@ -1,0 +1,157 @@
+"""The JSON-RPC side of `spark lsp`: every message is checked before pygls dispatches it.
+
+pygls decodes a body and structures its params in one step, and on any failure logs
+and moves on: a request with bad params, or JSON that is not a request, never gets an
+answer and the editor waits forever. Here each failure is answered as JSON-RPC and
+LSP say: -32700 for a body that is not JSON, -32600 for JSON that is not a message
+(with the request's id when it has a usable one, else null) or a request after
+shutdown, -32602 for a request whose params do not fit its method, -32002 for one
+before initialize. Notifications are never answered, only logged. docs/editors.md
+has the whole table.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Generator
+from typing import Any
+from urllib.parse import unquote
+
+import attrs
+from cattrs import transform_error
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.language_server import lsp_method
+
+from spark_dsl.lsp.positions import negotiate
+
+log = logging.getLogger("spark.lsp")
+Errors = types.ErrorCodes
+
+
+class SparkProtocol(LanguageServerProtocol):
+    """Checks each message before dispatch; negotiates positions (UTF-32 if offered, else UTF-16)."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
+        general = params.capabilities.general
+        if general is not None:
+            # pygls would take the client's first choice, UTF-8 included; narrow the offer first.
+            general.position_encodings = [negotiate(general.position_encodings)]
+        return (yield from super().lsp_initialize(params))
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, Any]:
+        # pygls fails with a KeyError (and a traceback in the log) on a document never opened.
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            log.warning("spark: ignored a change to %r, which is not open", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
+
+    # ---- receiving ---------------------------------------------------------------------
+
+    def receive(self, body: bytes) -> None:
+        """Checks one frame's body and dispatches it, or answers why it cannot be."""
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except RecursionError:
+            self.refuse(None, Errors.ParseError, "message nested too deeply to read")
+            return
+        except ValueError as err:  # invalid JSON, invalid UTF-8, an integer of thousands of digits
+            self.refuse(None, Errors.ParseError, f"message is not JSON: {err}")
+            return
+        if not isinstance(data, dict):
+            self.refuse(None, Errors.InvalidRequest, f"a message is a JSON object, not {_json_kind(data)}")
+            return
+        msg_id = data.get("id")
+        usable_id = msg_id if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool) else None
+        if data.get("jsonrpc") != "2.0":
+            self.refuse(usable_id, Errors.InvalidRequest, 'a message needs "jsonrpc": "2.0"')
+        elif "method" in data:
+            self._receive_call(data, usable_id)
+        elif usable_id is not None and ("result" in data or "error" in data):
+            self._receive_response(data)
+        else:
+            self.refuse(None, Errors.InvalidRequest, "a message needs a method, or an id and a result or error")
+
+    def _receive_call(self, data: dict[str, Any], usable_id: int | str | None) -> None:
+        """A request (it has an id) or a notification."""
+        method = data["method"]
+        if not isinstance(method, str):
+            self.refuse(usable_id, Errors.InvalidRequest, "a message's method is a string")
+            return
+        if "id" not in data:
+            self._receive_notification(data, method)
+            return
+        if usable_id is None:
+            self.refuse(None, Errors.InvalidRequest, f"request {method!r} has an id that is not a number or string")
+            return
+        if self._shutdown and method != types.EXIT:
+            self.refuse(usable_id, Errors.InvalidRequest, f"the server is shutting down: {method!r} refused")
+            return
+        if self._workspace is None and method != types.INITIALIZE:
+            self.refuse(usable_id, Errors.ServerNotInitialized, f"{method!r} before initialize")
+            return
+        known = self.get_message_type(method)
+        if known is None:  # pygls answers it with -32601 Method not found
+            message: Any = JsonRPCRequestMessage(id=usable_id, method=method, jsonrpc="2.0", params=data.get("params"))
+        elif "id" not in attrs.fields_dict(known):
+            self.refuse(usable_id, Errors.InvalidRequest, f"{method!r} is a notification: send it without an id")
+            return
+        else:
+            try:
+                message = self._converter.structure(data, known)
+            except Exception as err:  # cattrs raises several kinds for params that do not fit
+                problem = f"invalid params for {method!r}: {_validation_errors(err)}"
+                self.refuse(usable_id, Errors.InvalidParams, problem)
+                return
+        self.handle_message(message)
+
+    def _receive_notification(self, data: dict[str, Any], method: str) -> None:
+        """Dispatched if its params fit; never answered, whatever is wrong with it."""
+        if method != types.EXIT and (self._shutdown or self._workspace is None):
+            return  # LSP: only `exit` counts before initialize or after shutdown
+        known = self.get_message_type(method)
+        if known is None:  # pygls ignores an unknown notification
+            message: Any = JsonRPCNotification(method=method, jsonrpc="2.0", params=data.get("params"))
+        else:
+            try:
+                message = self._converter.structure(data, known)
+            except Exception as err:  # cattrs raises several kinds for params that do not fit
+                log.warning("spark: ignored a notification: invalid params for %r: %s", method, _validation_errors(err))
+                return
+        self.handle_message(message)
+
+    def _receive_response(self, data: dict[str, Any]) -> None:
+        """The client's answer to a request of the server's (a registration, say)."""
+        try:
+            message = self.structure_message(data)
+        except Exception:  # nothing to answer: a response is never replied to
+            log.warning("spark: ignored an unreadable response to request %r", data["id"])
+            return
+        self.handle_message(message)
+
+    def refuse(self, msg_id: int | str | None, code: int, message: str) -> None:
+        """Answers a message with a JSON-RPC error (id null when the message had no usable id)."""
+        log.warning("spark: refused a message: %s", message)
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": int(code), "message": message}})
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array (batches are not part of LSP)"
+    if value is None:
+        return "null"
+    return {bool: "a boolean", str: "a string"}.get(type(value), "a number")
+
+
+def _validation_errors(err: Exception) -> str:
+    """cattrs' account of what did not fit, with the protocol's field names (`$.params.textDocument`)."""
+    try:
+        found = transform_error(err)
+    except Exception:  # not a cattrs validation error: say what Python said
+        return str(err) or type(err).__name__
+    return "; ".join(re.sub(r"_([a-z])", lambda m: m[1].upper(), line) for line in found)
