@@ -58,10 +58,10 @@ class Scope:
     """Which earlier deployment folders this build speaks for.
 
     `inputs` are the paths named on the command line, `read` the specs this build read and `unsure`
-    those it read with errors (all resolved). A folder whose spec is gone is retired only when the
-    spec was under `inputs`; one whose spec still exists only when this build read that spec without
-    errors and it no longer produces the folder. So building one file, or specs of another folder
-    into a shared output folder, never retires the folders of specs it did not read.
+    those it read with errors (all resolved). A folder is retired only when its spec is under
+    `inputs` and either is gone, or was read without errors and no longer produces the folder. So
+    building one file, or specs of another folder into a shared output folder, never retires the
+    folders of specs it did not read.
     """
 
     root: Path
@@ -70,9 +70,11 @@ class Scope:
     unsure: frozenset[Path] = frozenset()
 
     def may_retire(self, spec: Path) -> bool:
+        if not any(spec == i or spec.is_relative_to(i) for i in self.inputs):
+            return False  # another folder's spec, or one this build only imported
         if spec in self.read:
             return spec not in self.unsure
-        return not os.path.lexists(spec) and any(spec == i or spec.is_relative_to(i) for i in self.inputs)
+        return not os.path.lexists(spec)
 
 
 def _mode(file_name: str) -> int:

@@ -243,6 +243,14 @@ def test_a_deleted_spec_retires_its_folder_only_in_a_build_that_covers_it(projec
     assert sorted(deployments(folder / "out")) == ["beta", "gamma"]
 
 
+def test_a_spec_this_build_only_imports_keeps_its_folder(project, spark) -> None:
+    folder = project({"b.spark": spec("beta"), "a.spark": 'import "b.spark"\n' + spec("alpha")})
+    assert spark("build", "b.spark", "-o", "out", cwd=folder).returncode == 0
+    r = spark("build", "a.spark", "-o", "out", cwd=folder)  # reads b.spark, builds only a.spark's deployments
+    assert r.returncode == 0 and "removed" not in r.stderr, r.stderr
+    assert sorted(deployments(folder / "out")) == ["alpha", "beta"]
+
+
 def test_one_name_from_two_specs_is_refused(project, spark) -> None:
     folder = project({"one/a.spark": spec("alpha"), "two/a.spark": spec("alpha", "  target compose {}")})
     assert spark("build", "one", "-o", "out", cwd=folder).returncode == 0
