@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from pygls.uris import from_fs_path, to_fs_path
 
+from spark_dsl import files
 from spark_dsl.diagnostics import Diagnostic
 from spark_dsl.loader import ResolvedDeployment, SourceFile
 from spark_dsl.pipeline import RunResult, run
@@ -42,44 +42,23 @@ def _located(uri: str) -> tuple[Path, bool]:
     return (Path.cwd() / f".untitled-{digest}.spark").resolve(), True
 
 
-# A document the editor has not opened is read from disk only up to this size.
-UNOPENED_LIMIT = 16 * 1024 * 1024
-
-
 def read_unopened(uri: str) -> str | None:
     """The text of a `file:` document the editor has not opened, if it is a readable spec.
 
-    Only a regular file of at most UNOPENED_LIMIT bytes of UTF-8 qualifies: a FIFO would
-    block the server, a device such as /dev/zero never ends, /dev/stdin is the
-    server's own input. The file is checked before it is opened (opening some devices
-    acts on them) and again once open, non-blocking, in case it was swapped between.
+    Read as the loader reads specs (spark_dsl.files): only a regular file of at most
+    MAX_SPEC_BYTES, never blocking. A FIFO would block the server, a device such as
+    /dev/zero never ends, /dev/stdin is the server's own input.
     """
     fs_path = to_fs_path(uri) if uri.startswith("file:") else None
     if not fs_path:
         return None
-    try:
-        if not _small_regular_file(os.stat(fs_path)):
-            return None
-        fd = os.open(fs_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except (OSError, ValueError):  # missing, unreadable, a NUL or an over-long name
-        return None
-    with os.fdopen(fd, "rb") as file:
-        try:
-            if not _small_regular_file(os.fstat(fd)):
-                return None
-            data = file.read(UNOPENED_LIMIT + 1)
-        except OSError:
-            return None
-    if len(data) > UNOPENED_LIMIT:
+    data = files.read_spec(Path(fs_path))
+    if isinstance(data, files.Unreadable):
         return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def _small_regular_file(info: os.stat_result) -> bool:
-    return stat.S_ISREG(info.st_mode) and info.st_size <= UNOPENED_LIMIT
 
 
 def project_root(path: Path, folders: list[Path]) -> Path:
