@@ -389,6 +389,32 @@ def test_leaderworkerset_bad_fails(tmp_path, doc, message):
     assert not r.ok and message in r.output, r.output
 
 
+CLAIM = {
+    "metadata": {"name": "cache"},
+    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Ti"}}},
+}
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        # Fields of later LeaderWorkerSet releases: valid for v1 today, unknown to a v0.6.0 controller.
+        (mutated(LWS, f"{LWT}.volumeClaimTemplates", [CLAIM]), "'volumeClaimTemplates' was unexpected"),
+        (mutated(LWS, f"{LWT}.restartPolicy", "RecreateGroupAfterStart"), "'RecreateGroupAfterStart' is not one of"),
+        (
+            mutated(LWS, "spec.rolloutStrategy.rollingUpdateConfiguration.partition", 1),
+            "'partition' was unexpected",
+        ),
+    ],
+)
+def test_leaderworkerset_needs_what_the_minimum_version_has(tmp_path, doc, message):
+    assert v.LWS_MINIMUM_VERSION == "v0.6.0"  # the version the Kubernetes headers name
+    (error,) = v.leaderworkerset_errors(doc)
+    assert message in error and "(LeaderWorkerSet v0.6.0, the minimum version spark names)" in error
+    r = v.kubernetes_validate(dump(tmp_path, "k8s.yaml", doc, SERVICE))
+    assert not r.ok and message in r.output, r.output
+
+
 # ---------------------------------------------------------------- yamllint
 def test_yamllint_good_passes(tmp_path):
     long_flag = "--speculative-config=" + json.dumps({"method": "dspark", "model": "x" * 150})

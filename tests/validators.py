@@ -37,6 +37,10 @@ import yaml
 TESTS_DIR = Path(__file__).resolve().parent
 YAMLLINT_CONFIG = TESTS_DIR / "yamllint.yaml"
 LWS_SCHEMA = TESTS_DIR / "data" / "lws" / "leaderworkerset-v1.schema.json"
+# The oldest LeaderWorkerSet controller spark supports (the Kubernetes headers name it): every
+# LeaderWorkerSet must also fit its narrower schema (tests/data/lws/README.md).
+LWS_MINIMUM_VERSION = "v0.6.0"
+LWS_MINIMUM_SCHEMA = TESTS_DIR / "data" / "lws" / f"leaderworkerset-{LWS_MINIMUM_VERSION}.schema.json"
 STUBS_DIR = TESTS_DIR / "stubs"
 KUBERNETES_VERSION = "1.32"
 LWS_GROUP = "leaderworkerset.x-k8s.io"
@@ -254,27 +258,34 @@ def kubernetes_validate(path: str | os.PathLike, version: str = KUBERNETES_VERSI
 
 
 @cache
-def _lws_validator():
+def _lws_validator(path: Path = LWS_SCHEMA):
     import jsonschema
 
-    schema = json.loads(LWS_SCHEMA.read_text())
+    schema = json.loads(path.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
+
+
+def _schema_errors(doc: dict, path: Path) -> list[str]:
+    found = sorted(_lws_validator(path).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in found]
 
 
 def leaderworkerset_errors(doc: dict, version: str = KUBERNETES_VERSION) -> list[str]:
     """Errors of one LeaderWorkerSet object ([] when valid).
 
     The LWS fields against tests/data/lws/leaderworkerset-v1.schema.json
-    (strict); metadata, leader/worker pod templates and volumeClaimTemplates
+    (strict) and against the schema of the minimum controller version spark
+    names, LWS_MINIMUM_VERSION (a field added later fails there, marked with
+    the version); metadata, leader/worker pod templates and volumeClaimTemplates
     with kubernetes-validate strictly (as ObjectMeta, v1 PodTemplate and v1
     PersistentVolumeClaim); plus the webhook's size/subGroupSize relations."""
-    errors = []
-    for e in sorted(
-        _lws_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))
-    ):
-        path = ".".join(str(p) for p in e.absolute_path) or "<root>"
-        errors.append(f"{path}: {e.message}")
+    errors = _schema_errors(doc, LWS_SCHEMA)
+    errors += [
+        f"{e} (LeaderWorkerSet {LWS_MINIMUM_VERSION}, the minimum version spark names)"
+        for e in _schema_errors(doc, LWS_MINIMUM_SCHEMA)
+        if e not in errors
+    ]
     if not isinstance(doc, dict):
         return errors
     meta = doc.get("metadata")
