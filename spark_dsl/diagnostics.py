@@ -24,10 +24,17 @@ class Edit:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
-    """A machine-applicable change, so editors never parse message text."""
+    """A machine-applicable change, so editors never parse message text.
+
+    `safe` fixes only change how the spec is written, never what it deploys (an `=` where `:`
+    was typed, quotes dropped, an ignore comment that does nothing removed): `spark check --fix`
+    applies them. Every other fix picks a value for the user (a did-you-mean guess, a recipe
+    setting, a rename) and is applied only with `--unsafe-fixes`.
+    """
 
     message: str
     edits: tuple[Edit, ...]
+    safe: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +80,9 @@ class DiagnosticSink:
         return diagnostic
 
 
-def replacement(message: str, file: str, span: Span, text: str) -> Fix:
-    """A fix that replaces one span with new text."""
-    return Fix(message, (Edit(Location(file, span), text),))
+def replacement(message: str, file: str, span: Span, text: str, *, safe: bool = False) -> Fix:
+    """A fix that replaces one span with new text (an unsafe one unless said otherwise)."""
+    return Fix(message, (Edit(Location(file, span), text),), safe)
 
 
 def count(diagnostics: list[Diagnostic]) -> dict[str, int]:

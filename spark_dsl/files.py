@@ -250,3 +250,33 @@ def display(path: Path | str) -> str:
     except (OSError, ValueError):  # the current folder is gone; another drive on Windows
         rel = str(path)
     return printable(Path(rel).as_posix())
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Writes a spec's new text in one step, so an interrupted run never leaves half a spec.
+
+    `spark fmt` and `spark check --fix` both write through here. A symbolic link is written
+    through: the temporary file goes beside the file the link finally names and replaces that
+    file, so the link stays a link and the real spec gets the text. The file keeps its mode (and
+    its owner where the system allows). Raises OSError, having changed nothing, when the file
+    cannot be written.
+    """
+    import tempfile
+    from contextlib import suppress
+
+    target = Path(os.path.realpath(path))
+    info = target.stat()
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        with suppress(OSError):
+            os.chown(tmp, info.st_uid, info.st_gid)
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise

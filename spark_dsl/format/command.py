@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import difflib
-import os
 import stat
 import sys
-import tempfile
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -147,35 +144,14 @@ def _report_syntax_error(shown: str, text: str, result: object, err: TextIO) -> 
 
 
 def _replace(path: Path, text: str, err: TextIO) -> bool:
-    """Writes the formatted text in one step, so an interrupted run never leaves half a spec.
-
-    A symbolic link is written through: the temporary file goes beside the file the link finally
-    names and replaces that file, so the link stays a link and the real spec gets the text. The
-    file keeps its mode (and its owner where the system allows). A file that cannot be written is
-    reported and left as it was.
-    """
-    target = Path(os.path.realpath(path))
-    tmp: str | None = None
+    """Writes the formatted text in one step (see `files.replace_text`); a file that cannot be
+    written is reported and left as it was."""
     try:
-        info = target.stat()
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        with suppress(OSError):
-            os.chown(tmp, info.st_uid, info.st_gid)
-        os.replace(tmp, target)
-        tmp = None
+        files.replace_text(path, text)
         return True
     except OSError as problem:
         err.write(f"error: {files.printable(str(path))}: cannot write: {problem.strerror or problem}; left untouched\n")
         return False
-    finally:
-        if tmp is not None:
-            with suppress(OSError):
-                os.unlink(tmp)
 
 
 def _summary(tally: Tally, dry: bool, err: TextIO) -> None:
