@@ -175,6 +175,13 @@ def _targets() -> dict[str, BlockSpec]:
                     "device-plugin resource of the RDMA NICs (`fabric = infiniband` or `roce`)",
                     default="rdma/rdma_shared_device_a",
                 ),
+                KeySpec(
+                    "rdma_devices",
+                    Kind.INTEGER,
+                    "RDMA device-plugin resources each vLLM pod requests (`fabric = infiniband`, `roce` or `efa`)",
+                    default="one per GPU",
+                    minimum=1,
+                ),
             ),
             blocks={
                 "node_selector": BlockSpec("node_selector", "node labels pods must match", map_of=string_map),

@@ -131,6 +131,7 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "target.kubernetes.cpu": ("single", ["target kubernetes { cpu = 16 }"]),
     "target.kubernetes.memory": ("single", ["target kubernetes { memory = 256GiB }"]),
     "target.kubernetes.rdma_resource": ("rdma", ['target kubernetes { rdma_resource = "rdma/ib" }']),
+    "target.kubernetes.rdma_devices": ("rdma", ["target kubernetes { rdma_devices = 32 }"]),
     "target.kubernetes.node_selector": ("single", ['target kubernetes { node_selector { pool = "gpu" } }']),
     "target.kubernetes.labels": ("single", ['target kubernetes { labels { team = "ml" } }']),
     "target.kubernetes.annotations": ("single", ['target kubernetes { annotations { note = "x" } }']),

@@ -45,12 +45,18 @@ def fabric(job: Job) -> str | None:
 
 
 def devices(job: Job) -> dict[str, int]:
-    """The RDMA devices of a vLLM pod: one per GPU (a shared-device plugin counts shares)."""
+    """The RDMA devices of a vLLM pod: `rdma_devices`, by default one per GPU.
+
+    How many a node has depends on the machine, not on its GPUs (AWS's EKS example asks for all 32
+    EFA interfaces of an 8-GPU p5.48xlarge; a shared-device plugin counts shares, and NVIDIA's
+    network operator examples ask for one), so the count is a setting (docs/targets.md, "Fabric").
+    """
     chosen = fabric(job)
+    count = int(job.setting("rdma_devices") or job.gpus)
     if chosen == "efa":
-        return {EFA_RESOURCE: job.gpus}
+        return {EFA_RESOURCE: count}
     if chosen in ("infiniband", "roce"):
-        return {str(job.setting("rdma_resource") or DEFAULT_RDMA_RESOURCE): job.gpus}
+        return {str(job.setting("rdma_resource") or DEFAULT_RDMA_RESOURCE): count}
     return {}
 
 

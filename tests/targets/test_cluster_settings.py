@@ -130,6 +130,28 @@ def test_kubernetes_stages_weights_and_asks_for_devices_and_resources(
     assert "5601-5602 (the decode NIXL side channel, one per data-parallel rank)" in header
 
 
+def test_kubernetes_asks_for_as_many_rdma_devices_as_the_node_has(tmp_path: Path) -> None:
+    """A p5.48xlarge has 8 GPUs and 32 EFA interfaces (AWS's EKS example asks for all 32): the
+    count is `rdma_devices`, not the GPU count, when the spec says so."""
+    spec = tmp_path / "cluster.spark"
+    spec.write_text(
+        SPEC.replace("FABRIC", "efa").replace("memory        = 256GiB", "memory = 256GiB\n    rdma_devices = 32")
+    )
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_dsl", "build", str(spec), "-o", str(out), "--root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    path = out / "muse-cluster" / "kubernetes.yaml"
+    v.kubernetes_validate(path).check()
+    servers = [p for p in pods(v.load_yaml_documents(path)) if p["containers"][0]["name"] == "vllm"]
+    assert len(servers) == 3
+    for pod in servers:
+        assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
+
+
 def test_slurm_and_shell_carry_the_fabric_environment_and_the_shared_cache(tmp_path: Path) -> None:
     folder = build(tmp_path, "tcp")
     job = (folder / "job.sbatch").read_text()
