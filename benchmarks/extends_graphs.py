@@ -1,10 +1,12 @@
-"""Measures `spark check` on `extends` graphs that used to blow up: a diamond ladder and a long chain.
+"""Measures `spark check` on `extends` graphs that used to blow up: two diamond ladders and a long chain.
 
-The diamond ladder is the shape that made resolution exponential: every rung `p{i}`
-extends `a{i}` and `b{i}`, both of which extend the rung below, so the number of
-paths from the top to `p0` doubles with every rung. A plain chain of profiles, each
-extending the previous one, used to cost quadratic time and memory and then overflow
-Python's stack. Both must check in under 1 s and 100 MB of peak memory.
+A diamond ladder is the shape that made resolution exponential. In the first, every rung
+`p{i}` extends `a{i}` and `b{i}`, both of which extend the rung below, so the number of
+paths from the top to `p0` doubles with every three profiles. The two-wide ladder is the
+shape of the report (issue 9): `a{i}` and `b{i}` each extend both `a{i-1}` and `b{i-1}`,
+so the paths double with every two profiles. A plain chain of profiles, each extending
+the previous one, used to cost quadratic time and memory and then overflow Python's
+stack. Each must check in under 1 s and 100 MB of peak memory.
 
 Each measurement runs the real `spark check` in a fresh child process and reads its
 peak resident memory with `resource.getrusage(RUSAGE_CHILDREN)` from a watcher process
@@ -13,11 +15,13 @@ of its own, so one measurement never inherits another's peak. Run:
     python benchmarks/extends_graphs.py [--ladder 40] [--chain 400] [--runs 3]
 
 Measured on the 2-core development machine (wall time of the whole command, startup
-included, and peak RSS). Before resolution was memoised per profile: ladder of 40
-profiles 0.84 s / 155 MB, of 46 profiles 4.4 s / 553 MB (each rung doubles both);
-chain of 400 profiles 12 s / 259 MB, of 500 a RecursionError. After: ladder of 40
-0.42 s / 28 MB, chain of 400 0.57 s / 29 MB; ladder of 400 0.45 s / 29 MB, chain of
-1,000 (the limit) 0.56 s / 34 MB.
+included, and peak RSS). Before resolution was memoised per profile (8dcbf49): diamond
+ladder of 40 profiles 0.91 s / 153 MB, of 46 profiles 4.4 s / 553 MB; two-wide ladder
+of 40 profiles 25.3 s / 3,785 MB (34 profiles: 2.4 s / 494 MB); chain of 400 profiles
+12.1 s / 257 MB, of 500 a RecursionError. After, with the machine under load from other
+test runs: diamond ladder of 40 0.17 s / 26 MB, two-wide ladder of 40 0.17 s / 26 MB,
+chain of 400 0.18 s / 28 MB; both ladders of 400 0.19 s / 28 MB, chain of 1,000 (the
+limit) 0.23 s / 34 MB.
 """
 
 from __future__ import annotations
@@ -56,6 +60,17 @@ def diamond_ladder(profiles: int) -> str:
     return "\n".join(lines) + "\n" + DEPLOYMENT.format(parent=f"p{rungs}")
 
 
+def wide_ladder(profiles: int) -> str:
+    """The shape of the report (issue 9): rungs of two profiles, `a{i}` and `b{i}` each extending both
+    `a{i-1}` and `b{i-1}`, so the number of paths doubles with every two profiles."""
+    rungs = max(1, profiles // 2)
+    lines = ["profile a0 {\n  gpus = 8\n}", "profile b0 { }"]
+    for i in range(1, rungs):
+        lines.append(f"profile a{i} extends a{i - 1}, b{i - 1} {{ }}")
+        lines.append(f"profile b{i} extends a{i - 1}, b{i - 1} {{ }}")
+    return "\n".join(lines) + "\n" + DEPLOYMENT.format(parent=f"a{rungs - 1}, b{rungs - 1}")
+
+
 def chain(profiles: int) -> str:
     """`c0 <- c1 <- ... <- c{n-1}`, each extending the one before."""
     lines = ["profile c0 {\n  gpus = 8\n}"]
@@ -80,6 +95,7 @@ def main() -> int:
     args = parser.parse_args()
     graphs = {
         f"diamond ladder, {args.ladder} profiles": diamond_ladder(args.ladder),
+        f"two-wide ladder, {args.ladder} profiles": wide_ladder(args.ladder),
         f"chain, {args.chain} profiles": chain(args.chain),
     }
     failed = False

@@ -110,6 +110,23 @@ def test_a_diamond_ladder_resolves_once_per_profile(tmp_path: Path) -> None:
     assert '"gpus"' in done.stdout
 
 
+def full_ladder(profiles: int) -> str:
+    """The issue's shape: rungs of two profiles, each extending both of the rung below (paths double per rung)."""
+    lines = ["profile a0 {\n  gpus = 8\n}", "profile b0 { }"]
+    for i in range(1, profiles // 2):
+        lines += [f"profile a{i} extends a{i - 1}, b{i - 1} {{ }}", f"profile b{i} extends a{i - 1}, b{i - 1} {{ }}"]
+    top = profiles // 2 - 1
+    return "\n".join(lines) + f"\ndeployment d extends a{top}, b{top} {{\n  {HEAD}\n}}\n"
+
+
+def test_a_ladder_two_wide_resolves_once_per_profile(tmp_path: Path) -> None:
+    # 38 profiles of this shape took 21 s and 1.9 GB before resolution was memoised; 400 is 2**199 paths.
+    (tmp_path / "ladder.spark").write_text(full_ladder(400), encoding="utf-8")
+    done = spark(tmp_path, "plan", "ladder.spark", "--format", "json")
+    assert codes(done) == [] and done.returncode == 0, done.stdout[-2000:]
+    assert '"gpus"' in done.stdout
+
+
 def test_a_cycle_in_a_diamond_ladder_is_reported_on_each_of_its_links(tmp_path: Path) -> None:
     (tmp_path / "ladder.spark").write_text(diamond_ladder(30, cycle=True), encoding="utf-8")
     done = spark(tmp_path, "check", "ladder.spark")
