@@ -266,7 +266,9 @@ def replace_text(path: Path, text: str) -> None:
 
     target = Path(os.path.realpath(path))
     info = target.stat()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # A short name of its own, not derived from the spec's: a spec named up to the file-system
+    # limit (255 bytes) must still be writable, and `.spark-fmt-` marks whose leftover it is.
+    fd, tmp = tempfile.mkstemp(prefix=".spark-fmt-", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)

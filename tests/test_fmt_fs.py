@@ -54,6 +54,15 @@ def test_fmt_keeps_the_mode_of_a_regular_file(tmp_path: Path, spark) -> None:
     }
 
 
+def test_fmt_writes_a_file_named_up_to_the_file_system_limit(tmp_path: Path, spark) -> None:
+    name = "n" * 249 + ".spark"  # 255 bytes: the longest name the file system allows
+    (tmp_path / name).write_text(UGLY)
+    r = spark("fmt", name)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / name).read_text() == PRETTY
+    assert os.listdir(tmp_path) == [name]
+
+
 def _mounted(path: Path, options: str) -> None:
     path.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=True)
