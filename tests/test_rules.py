@@ -175,7 +175,8 @@ def test_spk301_points_at_the_gpus_and_suggests_what_can_fit(project: Project) -
     result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = b200\n  gpus = 2\n}\n")
     d = by_code(result)["SPK301"]
     assert result.sources[d.location.file].index.position(d.location.span.start) == (4, 10)
-    assert d.help == "use more GPUs per replica (all of a node's GPUs) or accelerators with more memory"
+    assert d.help == "use all 8 GPUs of a node: `gpus = 8`"
+    assert [e.text for f in d.fixes for e in f.edits] == ["8"]
     amd = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = mi300x\n  gpus = 4\n"
                 "  checkpoint = bf16\n  allow_unvalidated = true\n}\n")
     assert by_code(amd)["SPK301"].help == "use `checkpoint = mxfp4`, or accelerators with more memory"

@@ -162,7 +162,9 @@ def test_missing_equals_comes_with_a_fix() -> None:
     d = parse("deployment d {\n  accelerator b200\n}", "t.spark").diagnostic
     assert d is not None and d.fixes
     (edit,) = d.fixes[0].edits
-    assert edit.text == " =" and edit.location.span.start == edit.location.span.end == 28
+    # The blank between key and value becomes ` = `: the line reads as `spark fmt` writes it.
+    assert edit.text == " = " and (edit.location.span.start, edit.location.span.end) == (28, 29)
+    assert d.fixes[0].safe
 
 
 def test_parser_is_built_once() -> None:

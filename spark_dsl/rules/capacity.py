@@ -5,8 +5,38 @@ from __future__ import annotations
 from collections.abc import Iterator
 from math import ceil
 
-from spark_dsl.plan.model import CapacityEstimate, Plan
+from spark_dsl.diagnostics import Fix
+from spark_dsl.plan.model import CapacityEstimate, Plan, Pool, Resolved
 from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.suggest import pool_parallel, replace_or_add, set_parallel, spelled
+from spark_dsl.units import format_count
+
+
+def max_num_seqs_allowed(plan: Plan) -> int:
+    """The most sequences every rule allows at once: as many as fit at full length in each replica
+    (SPK304) and, for long context on AMD, the recipe's limit (SPK213), so their hints agree."""
+    limits = [est.sequences_fit for est in plan.capacity if est.sequences_fit >= 1]
+    if plan.path == "amd" and plan.long_context:
+        limits.append(int(plan.threshold("long_context_max_num_seqs")))
+    return max(1, min(limits)) if limits else 1
+
+
+def _pool_of(plan: Plan, est: CapacityEstimate) -> Pool:
+    return next(p for p in plan.pools if p.role == est.role)
+
+
+def _tokens_that_fit(est: CapacityEstimate) -> int | None:
+    """The longest `max_model_len` (a power of two of 1K tokens) whose one sequence fits, if any."""
+    room = est.headroom_gb * 1e9 - est.sliding_bytes_per_token * est.sliding_window
+    if room <= 0:
+        return None
+    tokens = int(room // est.kv_bytes_per_token)
+    best = None
+    size = 1024
+    while size <= tokens and size < est.sequence_tokens:
+        best = size
+        size *= 2
+    return best
 
 
 def _replica(est: CapacityEstimate, plan: Plan) -> str:
@@ -17,8 +47,8 @@ def _replica(est: CapacityEstimate, plan: Plan) -> str:
     )
 
 
-def _smaller_checkpoints(plan: Plan, est: CapacityEstimate) -> str:
-    """The help of SPK301: validated checkpoints of this vendor that fit, if any do."""
+def _smaller_checkpoints(plan: Plan, est: CapacityEstimate) -> str | None:
+    """A validated checkpoint of this vendor whose weights fit the replica, if one does."""
     from spark_dsl import catalog
 
     validated = catalog.load().recipe["validated_checkpoints"][plan.path]
@@ -26,9 +56,7 @@ def _smaller_checkpoints(plan: Plan, est: CapacityEstimate) -> str:
         c for c in validated
         if plan.model.checkpoints[c].weights_gb <= est.memory_per_replica_gb and (c != "nvfp4" or plan.accelerator.fp4)
     ]  # fmt: skip
-    if fits:
-        return f"use `checkpoint = {fits[0]}`, or accelerators with more memory"
-    return "use more GPUs per replica (all of a node's GPUs) or accelerators with more memory"
+    return fits[0] if fits else None
 
 
 def _left(est: CapacityEstimate) -> str:
@@ -57,16 +85,37 @@ def _weights_note(plan: Plan, est: CapacityEstimate) -> tuple[str, None]:
 def weights_fit(plan: Plan) -> Iterator[Finding]:
     for est in plan.capacity:
         if est.weights_gb > est.memory_per_replica_gb:
-            ckpt, gpus = plan.settings.get("checkpoint"), plan.settings["gpus"]
-            at = ckpt if ckpt is not None and ckpt.explicit else gpus if gpus.explicit else ckpt
+            at, help_text, fix, replace_with = _weights_culprit(plan, est)
             yield Finding(
                 f"{plan.value('checkpoint')} weights ({est.weights_gb:g} GB) exceed one replica's memory "
                 f"({_replica(est, plan)})",
                 at,
-                _smaller_checkpoints(plan, est),
+                help_text,
                 label=f"{est.weights_gb:g} GB of weights",
+                fix=fix,
+                replace_with=replace_with,
             )
             return
+
+
+def _weights_culprit(plan: Plan, est: CapacityEstimate) -> tuple[Resolved | None, str, Fix | None, str | None]:
+    """What makes the weights too big, and its fix: a replica smaller than the node, the written
+    checkpoint, or a written `gpus` below the node's; else the accelerator, with no single fix."""
+    ckpt, gpus = plan.settings.get("checkpoint"), plan.settings["gpus"]
+    pool = _pool_of(plan, est)
+    node_gb = gpus.value * est.memory_per_gpu_gb * est.utilization
+    if pool.tp < gpus.value and est.weights_gb <= node_gb:
+        fitting = spelled(pool_parallel(pool))
+        message = f"use all of a node's GPUs per replica: `parallel = {fitting}`"
+        return pool.parallel, message, set_parallel(plan, pool, pool_parallel(pool), message), None
+    smaller = _smaller_checkpoints(plan, est)
+    if ckpt is not None and ckpt.explicit and smaller is not None:
+        return ckpt, f"use `checkpoint = {smaller}`, or accelerators with more memory", None, smaller
+    whole = plan.accelerator.gpus_per_node
+    if gpus.explicit and gpus.value < whole and est.weights_gb <= whole * est.memory_per_gpu_gb * est.utilization:
+        return gpus, f"use all {whole} GPUs of a node: `gpus = {whole}`", None, str(whole)
+    at = ckpt if ckpt is not None and ckpt.explicit else gpus if gpus.explicit else plan.settings["accelerator"]
+    return at, "use accelerators with more memory, or a smaller checkpoint", None, None
 
 
 @rule(
@@ -87,11 +136,23 @@ def headroom(plan: Plan) -> Iterator[Finding]:
         if est.headroom_gb < fraction * est.memory_per_replica_gb:
             ckpt, util = plan.settings.get("checkpoint"), plan.settings.get("gpu_memory_utilization")
             at = ckpt if ckpt is not None and ckpt.explicit else util if util is not None else ckpt
+            help_text = "use a smaller checkpoint, drop the draft model, or raise `gpu_memory_utilization`"
+            fix = None
+            # The utilization at which a tenth is left, rounded up to a hundredth; vLLM's own
+            # ceiling of sense is about 0.95, so higher is not suggested.
+            used = est.weights_gb + est.draft_gb
+            needed = ceil(used / ((1 - fraction) * est.replica_gpus * est.memory_per_gpu_gb) * 100) / 100
+            if needed <= 0.95:
+                at = util if util is not None and util.explicit else at
+                raised = f"gpu_memory_utilization = {needed:g}"
+                help_text = f"set `{raised}`, use a smaller checkpoint, or drop the draft model"
+                fix = replace_or_add(plan, "gpu_memory_utilization", f"{needed:g}", f"set `{raised}`")
             yield Finding(
                 f"{_left(est)}: less than {fraction:.0%} remains for KV cache and activations",
                 at,
-                "use a smaller checkpoint, drop the draft model, or raise `gpu_memory_utilization`",
+                help_text,
                 notes=(_weights_note(plan, est),),
+                fix=fix,
             )
             return
 
@@ -112,12 +173,20 @@ def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
     for est in plan.capacity:
         if est.sequences_fit < 1:
             at = plan.settings.get("max_model_len")
+            fits = _tokens_that_fit(est)
+            help_text = "lower `max_model_len`, use `kv_cache_dtype = fp8`, or add memory"
+            fix = None
+            if fits is not None:
+                shown = format_count(fits)
+                help_text = f"lower `max_model_len` to {shown}, use `kv_cache_dtype = fp8`, or add memory"
+                fix = replace_or_add(plan, "max_model_len", shown, f"set `max_model_len = {shown}`")
             yield Finding(
                 f"one sequence of {est.sequence_tokens:,} tokens needs {est.sequence_gb:g} GB of KV "
                 f"cache, but {_left(est)}",
                 at if at is not None and at.explicit else plan.settings.get("checkpoint"),
-                "lower `max_model_len`, use `kv_cache_dtype = fp8`, or add memory",
+                help_text,
                 notes=(_weights_note(plan, est),),
+                fix=fix,
             )
             return
 
@@ -143,15 +212,21 @@ def sequences_fit(plan: Plan) -> Iterator[Finding]:
     replicas = max(p.dp_size for p in plan.pools)
     wanted = max(seqs.value if seqs else 0, ceil(conc.value / replicas) if conc else 0)
     at = seqs if seqs is not None and (conc is None or seqs.value >= ceil(conc.value / replicas)) else conc
+    allowed = max_num_seqs_allowed(plan)  # what SPK213 asks for too, so the two never disagree
     for est in plan.capacity:
         if est.sequences_fit >= 1 and wanted > est.sequences_fit:
             fit = est.sequences_fit
+            if at is seqs:
+                value, change = allowed, f"set `max_num_seqs = {allowed}`"
+            else:  # the concurrency asks for more per replica than max_num_seqs does
+                value = allowed * replicas
+                change = f"lower `workload.concurrency` to {value}"
             yield Finding(
                 f"{wanted} sequences of {est.sequence_tokens:,} tokens do not fit: only {fit} "
                 f"full-length sequence{'s' if fit != 1 else ''} fit{'s' if fit == 1 else ''} in "
                 f"{est.headroom_gb:g} GB ({est.sequence_gb:g} GB each)",
                 at,
-                f"set `max_num_seqs = {fit}`, lower `max_model_len`, or use `kv_cache_dtype = fp8`",
-                replace_with=str(fit) if at is seqs else None,
+                f"{change}, lower `max_model_len`, or use `kv_cache_dtype = fp8`",
+                replace_with=str(value),
             )
             return

@@ -6,11 +6,16 @@ from collections.abc import Iterator
 
 from spark_dsl import catalog
 from spark_dsl.diagnostics import Severity
+from spark_dsl.edits import remove_entry
 from spark_dsl.plan.model import Plan, Pool, Resolved
 from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.suggest import pool_parallel, replace_or_add, set_parallel, spelled
 from spark_dsl.units import format_count
+from spark_dsl.values import Parallel
 
 VALIDATED_ACCELERATORS = "B200, B300, GB200, GB300, MI350X and MI355X"
+# The validated eight-GPU accelerator of each vendor, suggested for an unvalidated one.
+VALIDATED_ALTERNATIVE = {"nvidia": "b200", "amd": "mi355x"}
 
 
 def _validated_checkpoints(path: str) -> list[str]:
@@ -47,12 +52,15 @@ def _downgrade(plan: Plan) -> Severity | None:
 )
 def accelerator_validated(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.validated:
+        validated = VALIDATED_ALTERNATIVE[plan.accelerator.vendor]
         yield Finding(
             f"accelerator `{plan.accelerator.id}` is not validated for Muse Spark Open",
             plan.settings["accelerator"],
-            f"use one of {VALIDATED_ACCELERATORS}, or set `allow_unvalidated = true` to proceed at your own risk",
+            f"use `accelerator = {validated}` (validated: {VALIDATED_ACCELERATORS}), "
+            "or set `allow_unvalidated = true` to proceed at your own risk",
             label="outside the recipe",
             severity=_downgrade(plan),
+            replace_with=validated,
         )
 
 
@@ -85,12 +93,16 @@ def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
         )
     elif ckpt.value not in valid:
         listing = ", ".join(f"`{c}`" for c in valid)
+        runnable = [c for c in valid if c != "nvfp4" or plan.accelerator.fp4]
         yield Finding(
             f"checkpoint `{ckpt.value}` is not validated on {plan.path.upper()} (validated: {listing})",
             ckpt,
-            f"use `checkpoint = {valid[0]}`",
+            f"use `checkpoint = {runnable[0]}`"
+            if runnable
+            else f"{listing} needs a Blackwell accelerator ({VALIDATED_ACCELERATORS.split(', MI')[0]}); "
+            f"on `{plan.accelerator.id}` the checkpoint stays unvalidated",
             label="not validated here",
-            replace_with=valid[0],
+            replace_with=runnable[0] if runnable else None,
             severity=_downgrade(plan),
         )
 
@@ -114,12 +126,15 @@ def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
     gpus = plan.settings["gpus"]
     for pool in plan.pools:
         if pool.tp != gpus.value:
+            fitting = spelled(pool_parallel(pool))
             yield Finding(
                 f"tensor-parallel size {pool.tp}{_pool_label(pool)} differs from the {gpus.value} GPUs used per node",
                 pool.parallel,
-                "use `tp` (TP = GPUs per node)" + (", or lower `gpus`" if pool.tp < gpus.value else ""),
+                f"use `parallel = {fitting}` (TP = GPUs per node)"
+                + (", or lower `gpus`" if pool.tp < gpus.value else ""),
                 label=f"TP {pool.tp}",
                 notes=((f"gpus = {gpus.value} ({gpus.origin})", gpus if gpus.explicit else None),),
+                fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`"),
             )
 
 
@@ -137,11 +152,13 @@ def amd_no_dp(plan: Plan) -> Iterator[Finding]:
         return
     for pool in plan.pools:
         if pool.dp is not None:
+            one_node = spelled(pool_parallel(pool, dp=False))
             yield Finding(
                 "data parallelism is not validated on the AMD path",
                 pool.parallel,
-                "use `parallel = tp` or `tp + ep` on one node",
+                f"use `parallel = {one_node}` on one node",
                 label=f"dp({pool.dp})",
+                fix=set_parallel(plan, pool, pool_parallel(pool, dp=False), f"use `parallel = {one_node}`"),
             )
             return
 
@@ -163,11 +180,17 @@ def _block_resolved(plan: Plan, kind: str) -> Resolved | None:
 )
 def amd_no_disaggregation(plan: Plan) -> Iterator[Finding]:
     if plan.path == "amd" and plan.disaggregated:
+        block = _block_resolved(plan, "disaggregation")
+        source = plan.deployment.source
+        fix = None
+        if block is not None and block.location is not None and block.location.file == source.name:
+            fix = remove_entry("remove the `disaggregation` block", source, block.location.span)
         yield Finding(
             "prefill/decode disaggregation is not validated on the AMD path",
-            _block_resolved(plan, "disaggregation"),
+            block,
             "remove the `disaggregation` block, or deploy on a Blackwell accelerator",
             label="AMD has no P/D disaggregation",
+            fix=fix,
         )
 
 
@@ -325,22 +348,27 @@ def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
 def long_context_seqs(plan: Plan) -> Iterator[Finding]:
     if plan.path != "amd" or not plan.long_context:
         return
+    from spark_dsl.rules.capacity import max_num_seqs_allowed
+
     limit = plan.threshold("long_context_max_num_seqs")
     seqs = plan.settings.get("max_num_seqs")
+    allowed = max_num_seqs_allowed(plan)  # what SPK304 allows too, so the two never disagree
     if seqs is None:
+        mml = plan.settings["max_model_len"]
         yield Finding(
             f"long context on AMD needs `max_num_seqs` of at most {limit}; it is unset (vLLM's default is higher)",
-            plan.settings["max_model_len"],
-            f"set `max_num_seqs = {limit}`",
+            mml,
+            f"set `max_num_seqs = {allowed}`",
             label="long-context configuration",
+            fix=replace_or_add(plan, "max_num_seqs", str(allowed), f"set `max_num_seqs = {allowed}`"),
         )
     elif seqs.value > limit:
         yield Finding(
             f"long context on AMD allows at most {limit} sequences, found `max_num_seqs = {seqs.value}`",
             seqs,
-            f"set `max_num_seqs = {limit}`",
+            f"set `max_num_seqs = {allowed}`",
             notes=(_long_context_note(plan),),
-            replace_with=str(limit),
+            replace_with=str(allowed),
         )
 
 
@@ -406,13 +434,16 @@ def _nodes_resolved(plan: Plan) -> Resolved:
     "prefill/decode disaggregation.",
     failing="accelerator = mi355x\nnodes       = 2",
     fixed="accelerator = mi355x\nnodes       = 1",
+    suppressed_by=("SPK205",),
 )
 def amd_one_node(plan: Plan) -> Iterator[Finding]:
     if plan.path == "amd" and plan.total_nodes > 1:
+        at = _nodes_resolved(plan)
         yield Finding(
             f"the AMD path is validated on one node, found {plan.total_nodes}",
-            _nodes_resolved(plan),
+            at,
             "deploy on one node (`nodes = 1`)",
+            replace_with="1" if at.explicit else None,
         )
 
 
@@ -443,13 +474,14 @@ def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
     for pool in plan.pools:
         ranks, available = pool.dp_size * pool.tp, pool.nodes * gpus
         if ranks != available:
+            fitting = spelled(pool_parallel(pool))
+            where = "" if pool.role == "server" else f" in the `{pool.role}` block"
             yield Finding(
                 f"dp x tp = {pool.dp_size} x {pool.tp} = {ranks} ranks{_pool_label(pool)}, "
                 f"but {pool.nodes} node{'s' if pool.nodes != 1 else ''} x {gpus} GPUs = {available}",
                 _arithmetic_culprit(pool),
-                f"use `dp({available // pool.tp})`"
-                if pool.tp and available % pool.tp == 0 and available // pool.tp > 1
-                else "make dp x tp equal nodes x GPUs per node",
+                f"use `parallel = {fitting}`{where}: one data-parallel replica per node, TP = GPUs per node",
+                fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`{where}"),
             )
 
 
@@ -475,10 +507,12 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
         return
     (pool,) = plan.pools
     if pool.nodes > 1 and pool.dp is None:
+        fitting = spelled(pool_parallel(pool))
         yield Finding(
             f"{pool.nodes} nodes need data-parallel replicas: tensor parallelism stays within a node",
             _nodes_resolved(plan),
-            f"add `dp({pool.nodes})` to `parallel` (e.g. `parallel = dp({pool.nodes}) + tp + ep`)",
+            f"use `parallel = {fitting}`",
+            fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`"),
         )
 
 
@@ -494,14 +528,22 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
 )
 def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
     heads = plan.model.architecture.kv_heads
+    gpus = plan.settings["gpus"]
+    whole = plan.accelerator.gpus_per_node
     for pool in plan.pools:
-        if heads % pool.tp:
-            yield Finding(
-                f"tensor-parallel size {pool.tp} does not divide the model's {heads} KV heads",
-                pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
-                "use a tensor-parallel size of 1, 2, 4, 8 or 16",
-            )
-            return
+        if not heads % pool.tp:
+            continue
+        message = f"tensor-parallel size {pool.tp} does not divide the model's {heads} KV heads"
+        if pool.tp != gpus.value and not heads % gpus.value:  # `tp(N)` other than the node's GPUs
+            fitting = spelled(pool_parallel(pool))
+            fix = set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`")
+            yield Finding(message, pool.parallel, f"use `parallel = {fitting}` (TP = GPUs per node)", fix=fix)
+        elif gpus.explicit and not heads % whole:  # `gpus` itself does not divide the heads
+            yield Finding(message, gpus, f"use all {whole} GPUs of a node: `gpus = {whole}`", replace_with=str(whole))
+        else:
+            at = pool.parallel if pool.parallel.explicit else gpus
+            yield Finding(message, at, "use a tensor-parallel size of 1, 2, 4, 8 or 16")
+        return
 
 
 @rule(
@@ -519,10 +561,13 @@ def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
     for pool in plan.pools:
         size = pool.tp * pool.dp_size
         if pool.ep and experts % size:
+            written: Parallel = pool.parallel.value
+            without_ep = Parallel(written.tp, written.has_tp, False, written.dp)
             yield Finding(
                 f"expert-parallel size {size} (TP {pool.tp} x DP {pool.dp_size}) does not divide the {experts} experts",
                 pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
-                "choose TP x DP as a power of two up to 256",
+                f"choose TP x DP as a power of two up to 256, or drop `ep` (`parallel = {spelled(without_ep)}`)",
+                fix=set_parallel(plan, pool, without_ep, f"drop `ep`: `parallel = {spelled(without_ep)}`"),
             )
             return
 

@@ -23,6 +23,8 @@ class Finding:
     notes: tuple[tuple[str, Resolved | None], ...] = ()
     replace_with: str | None = None
     severity: Severity | None = None
+    # A fix other than replacing the value at `at` (adding a setting, removing a block).
+    fix: Fix | None = None
 
 
 Check = Callable[[Plan], Iterable[Finding]]
@@ -72,8 +74,13 @@ def all_rules() -> tuple[Rule, ...]:
 
 
 def _location(plan: Plan, resolved: Resolved | None) -> Location:
+    """Where a finding points: the value that breaks the rule. A default has no text of its own;
+    the accelerator, whose defaults they are, stands for it, never the deployment's name."""
     if resolved is not None and resolved.location is not None:
         return resolved.location
+    accelerator = plan.settings.get("accelerator")
+    if accelerator is not None and accelerator.location is not None:
+        return accelerator.location
     dep = plan.deployment
     return Location(dep.source.name, dep.node.name.span)
 
@@ -104,7 +111,7 @@ def to_diagnostic(plan: Plan, rule_: Rule, finding: Finding) -> Diagnostic:
         extra = _origin_note(plan, resolved, "that value") if resolved is not None and resolved.profile else None
         if extra:
             notes.append(extra)
-    fixes: tuple[Fix, ...] = ()
+    fixes: tuple[Fix, ...] = (finding.fix,) if finding.fix is not None else ()
     if finding.replace_with is not None and finding.at is not None and finding.at.location is not None:
         loc = finding.at.location
         fixes = (replacement(finding.help, loc.file, loc.span, finding.replace_with),)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from spark_dsl.plan.model import Plan
 from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.suggest import add_to_body_of
 
 
 @rule(
@@ -24,13 +25,17 @@ def checkpoint_required(plan: Plan) -> Iterator[Finding]:
         return
     acc = plan.accelerator
     budget = acc.memory_gb * plan.value("gpus") * plan.threshold("gpu_memory_utilization")
-    fits = [c.id for c in plan.model.checkpoints.values() if c.weights_gb < budget and (c.id != "nvfp4" or acc.fp4)]
+    fitting = [c for c in plan.model.checkpoints.values() if c.weights_gb < budget and (c.id != "nvfp4" or acc.fp4)]
+    fits = [c.id for c in fitting]
     listing = ", ".join(f"`{c}`" for c in fits) or "none (the weights need more memory than one node has)"
+    # The fix picks the smallest that fits: the most room left for KV cache.
+    smallest = min(fitting, key=lambda c: c.weights_gb).id if fitting else None
     yield Finding(
         f"accelerator `{acc.id}` is outside the recipe, so there is no default checkpoint",
         plan.settings["accelerator"],
         f"set `checkpoint`; checkpoints that fit {plan.value('gpus')} x {acc.display_name}: {listing}",
         label="no default checkpoint here",
+        fix=add_to_body_of(plan, None, "checkpoint", smallest, f"set `checkpoint = {smallest}`") if smallest else None,
     )
 
 

@@ -6,9 +6,12 @@ import json
 import re
 from collections.abc import Iterator
 
+from spark_dsl.diagnostics import Fix, replacement
+from spark_dsl.edits import entry_at, remove_entry
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.span import Location
+from spark_dsl.syntax import ast
 from spark_dsl.values import SecretRef, Setting, TypedBody, Volume
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -78,15 +81,38 @@ def _suggest_label(text: str) -> str:
 def single_host_target(plan: Plan) -> Iterator[Finding]:
     if plan.total_nodes <= 1:
         return
+    declared = set(plan.deployment.body.labelled("target"))
     for kind, why in SINGLE_HOST.items():
         body = _target(plan, kind)
         if body is not None:
+            at = _block_at(body, kind)
             yield Finding(
                 f"`target {kind}` cannot run `{plan.name}`: it needs {plan.total_nodes} nodes and {why}",
-                _block_at(body, kind),
+                at,
                 "use `target shell`, `target slurm` or `target kubernetes` for more than one node",
                 label=f"{plan.total_nodes} nodes",
+                fix=_multi_node_target(plan, at, declared),
             )
+            declared.add(kind)
+
+
+def _multi_node_target(plan: Plan, at: Resolved | None, declared: set[str]) -> Fix | None:
+    """`target compose` becomes a multi-node target the deployment does not declare yet (settings
+    of the old kind would not fit it, so only an empty block is relabelled); else it goes."""
+    source = plan.deployment.source
+    if at is None or at.location is None or at.location.file != source.name:
+        return None
+    block = entry_at(source.module, at.location.span)
+    if not isinstance(block, ast.Block) or block.label is None:
+        return None
+    free = [k for k in MULTI_NODE if k not in declared]
+    if free and not block.body.entries:
+        declared.add(free[0])
+        return replacement(f"use `target {free[0]}`", source.name, block.label.span, free[0])
+    return remove_entry(f"remove `target {block.label.name}`", source, at.location.span)
+
+
+MULTI_NODE = ("shell", "slurm", "kubernetes")
 
 
 # ---- Kubernetes -----------------------------------------------------------------------------
@@ -143,12 +169,30 @@ def kubernetes_keys(plan: Plan) -> Iterator[Finding]:
         for key, setting in _map(plan, "kubernetes", block).items():
             problem = _qualified_name_problem(key)
             if problem is not None:
+                fixed = _suggest_qualified_name(key)
                 yield Finding(
                     f"`{block}` key {_shown(key)} is not a valid Kubernetes key: {problem}",
                     Resolved.from_setting(setting, key_span=True),
-                    'use a key such as `"team"` or `"example.com/team"`',
+                    f'use a key such as `"{fixed}"`' if fixed else 'use a key such as `"team"` or `"example.com/team"`',
                     label="not a qualified name",
+                    replace_with=f'"{fixed}"' if fixed else None,
                 )
+
+
+def _suggest_qualified_name(key: str) -> str | None:
+    """The closest qualified name: a lowercase DNS prefix and a name of letters, digits, `-_.`."""
+    prefix, slash, name = key.rpartition("/")
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-_.")[:63].strip("-_.")
+    prefix = ".".join(p for p in (_suggest_dns_label(part) for part in prefix.split(".")) if p)[:253]
+    if not name:
+        name, prefix = _suggest_dns_label(prefix.split(".")[0]) if prefix else "", ""
+    if not name:
+        return None
+    return f"{prefix}/{name}" if slash and prefix else name
+
+
+def _suggest_dns_label(text: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:63].strip("-")
 
 
 @rule(
@@ -230,11 +274,14 @@ def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
         return
     volume: Volume = setting.value
     if volume.kind == "pvc" and not _fits(DNS_SUBDOMAIN, volume.name or "", 253):
+        claim = re.sub(r"[^a-z0-9.-]+", "-", (volume.name or "").lower()).strip("-.")[:253].strip("-.")
+        claim = claim or "model-cache"
         yield Finding(
             f"claim name {_shown(volume.name or '')} is not a valid PersistentVolumeClaim name",
             Resolved.from_setting(setting),
-            'use lowercase letters, digits, `-` and `.`, e.g. `pvc("model-cache")`',
+            f'use lowercase letters, digits, `-` and `.`, e.g. `pvc("{claim}")`',
             label="not a DNS-1123 subdomain",
+            replace_with=f'pvc("{claim}")' if _plain(claim) else None,
         )
     elif volume.kind == "hostpath" and not (volume.name or "").startswith("/"):
         relative = (volume.name or "").lstrip("./")
@@ -243,7 +290,13 @@ def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
             Resolved.from_setting(setting),
             f'write the full path on the node, e.g. `hostpath("/{relative}")`',
             label="relative path",
+            replace_with=f'hostpath("/{relative}")' if _plain(relative) else None,
         )
+
+
+def _plain(text: str) -> bool:
+    """Whether text can go between quotes as it is (no quote, backslash or control character)."""
+    return all(ch.isprintable() and ch not in '"\\' for ch in text)
 
 
 # ---- Slurm ----------------------------------------------------------------------------------
@@ -289,11 +342,14 @@ def slurm_names(plan: Plan) -> Iterator[Finding]:
         parts = setting.value.split(",") if key == "partition" else [setting.value]
         if not all(SLURM_NAME.fullmatch(part) for part in parts):
             listing = " (several partitions are separated by `,`)" if key == "partition" else ""
+            cleaned = [re.sub(r"[^A-Za-z0-9_.]+", "-", part).strip("-") for part in parts]
+            fixed = ",".join(part for part in cleaned if part)
             yield Finding(
                 f"{key} {_shown(setting.value)} has characters Slurm does not accept in a name",
                 Resolved.from_setting(setting),
-                f"use letters, digits, `_`, `.` and `-`{listing}",
+                f"use letters, digits, `_`, `.` and `-`{listing}" + (f', e.g. `"{fixed}"`' if fixed else ""),
                 label=f"not a Slurm {key}",
+                replace_with=f'"{fixed}"' if fixed else None,
             )
 
 
@@ -338,13 +394,20 @@ def slurm_output(plan: Plan) -> Iterator[Finding]:
     if setting is None:
         return
     value: str = setting.value
-    if not value or any(ch.isspace() or ch in "\"'\\" or not ch.isprintable() for ch in value):
+    if not value or any(_unfit_in_sbatch(ch) for ch in value):
+        cleaned = "".join("-" if _unfit_in_sbatch(ch) else ch for ch in value)
+        fixed = re.sub(r"-{2,}", "-", cleaned).strip("-") or "logs/%x-%j.out"
         yield Finding(
             f"output path {_shown(value)} cannot go into an #SBATCH line",
             Resolved.from_setting(setting),
-            'use a path without spaces, quotes or control characters, e.g. `"logs/%x-%j.out"`',
+            f'use a path without spaces, quotes or control characters, e.g. `"{fixed}"`',
             label="not a plain path",
+            replace_with=f'"{fixed}"',
         )
+
+
+def _unfit_in_sbatch(ch: str) -> bool:
+    return ch.isspace() or ch in "\"'\\" or not ch.isprintable()
 
 
 # ---- Compose --------------------------------------------------------------------------------

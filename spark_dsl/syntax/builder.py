@@ -12,14 +12,21 @@ from spark_dsl.syntax import ast
 
 
 class SyntaxProblem(Exception):
-    """A lexical problem found while building nodes (a bad escape, a malformed number)."""
+    """A lexical problem found while building nodes (a bad escape, a malformed number).
 
-    def __init__(self, code: str, message: str, span: Span, help: str) -> None:
+    `replacement`, when given, is the text that fixes `span` (`safe` when it keeps the meaning).
+    """
+
+    def __init__(
+        self, code: str, message: str, span: Span, help: str, replacement: str | None = None, safe: bool = False
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.span = span
         self.help = help
+        self.replacement = replacement
+        self.safe = safe
 
 
 def _span(tok: Token) -> Span:
@@ -56,7 +63,10 @@ def unescape(tok: Token) -> str:
             "SPK005",
             f"invalid escape `{m.group(0)}` in string",
             span,
-            'use one of `\\"`, `\\\\`, `\\n`, `\\t` or `\\u{...}` with a valid code point',
+            'use one of `\\"`, `\\\\`, `\\n`, `\\t` or `\\u{...}` with a valid code point, '
+            f"or `\\{m.group(0)}` for a backslash",
+            # A lone backslash most likely meant itself (a Windows path, a regular expression).
+            replacement="\\" + m.group(0),
         )
 
     return _ESCAPE.sub(repl, raw)
@@ -79,11 +89,15 @@ def _check_digits(text: str, span: Span) -> None:
         )
     for chunk in text.split("."):
         if chunk.endswith("_") or "__" in chunk:
+            # The same digits with each `_` between two of them: the same number, safely.
+            fixed = ".".join(re.sub(r"_+", "_", part).strip("_") for part in text.split("."))
             raise SyntaxProblem(
                 "SPK006",
                 f"malformed number `{text}`",
                 span,
-                "`_` may only separate digits, as in `32_768`",
+                f"`_` may only separate digits, as in `{fixed}`",
+                replacement=fixed,
+                safe=True,
             )
 
 

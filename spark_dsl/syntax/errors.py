@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
-from spark_dsl.diagnostics import Diagnostic, Severity
+from spark_dsl.diagnostics import Diagnostic, Fix, Severity, replacement
 from spark_dsl.span import LineIndex, Location, Span
 
 if TYPE_CHECKING:
@@ -135,14 +136,7 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
                 label="this string has no closing quote",
                 help='close the string with `"` on the same line (strings cannot span lines)',
             )
-        return Diagnostic(
-            "SPK004",
-            Severity.ERROR,
-            f"unexpected character `{ch}`",
-            Location(file, Span(pos, pos + 1)),
-            label="not part of the language",
-            help="remove it, or quote it inside a string",
-        )
+        return _unexpected_character(text, file, pos, ch)
 
     assert isinstance(err, UnexpectedToken)
     tok = err.token
@@ -174,7 +168,7 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
         and before[-2].type == "NAME"
         and before[-1].type in ("NAME", "STRING")
     ):
-        return _missing_equals(file, before[-2], before[-1])
+        return _missing_equals(text, file, before[-2], before[-1])
     words = _expected_words(expected)
     after = f" after {_found(before[-1])}" if before else ""
     message = f"expected {_join(words)}{after}, found {_found(tok)}"
@@ -198,12 +192,13 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
     )
 
 
-def _missing_equals(file: str, key: Token, value: Token) -> Diagnostic:
+def _missing_equals(text: str, file: str, key: Token, value: Token) -> Diagnostic:
     """`accelerator b200` reads as a block header; the user almost surely left out "="."""
-    from spark_dsl.diagnostics import replacement
-
-    key_end = key.end_pos or 0
-    span = Span(value.start_pos or 0, value.end_pos or 0)
+    key_end, value_start = key.end_pos or 0, value.start_pos or 0
+    span = Span(value_start, value.end_pos or 0)
+    # The blanks between key and value become ` = `; a comment between them stays.
+    between = text[key_end:value_start]
+    gap = Span(key_end, value_start) if not between.strip() else Span(key_end, key_end)
     return Diagnostic(
         "SPK001",
         Severity.ERROR,
@@ -211,7 +206,37 @@ def _missing_equals(file: str, key: Token, value: Token) -> Diagnostic:
         Location(file, span),
         label='expected "=" or "{"',
         help=f"write `{key} = {value}`",
-        fixes=(replacement(f"insert `=` after `{key}`", file, Span(key_end, key_end), " ="),),
+        fixes=(replacement(f"insert `=` after `{key}`", file, gap, " = " if not between.strip() else " =", safe=True),),
+    )
+
+
+# A key at the start of its line, then `:` (`model: x`), as YAML or JSON would write it.
+_COLON_KEY = re.compile(r'(?:^|[{\s])(?P<key>[A-Za-z_][A-Za-z0-9_-]*|"[^"\n]*")[ \t]*$')
+
+
+def _unexpected_character(text: str, file: str, pos: int, ch: str) -> Diagnostic:
+    """A character outside the language; `:` after a key and a trailing `;` get a safe fix."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    key = _COLON_KEY.search(text[line_start:pos]) if ch == ":" else None
+    label, help_text = "not part of the language", "remove it, or quote it inside a string"
+    fixes: tuple[Fix, ...] = ()
+    if key is not None:
+        label = "a setting takes `=`"
+        help_text = f"write `{key['key']} = ...`: a setting takes `=`, not `:`"
+        before = "" if text[pos - 1 : pos] in (" ", "\t") else " "
+        after = "" if text[pos + 1 : pos + 2] in (" ", "\t") else " "
+        fixes = (replacement("write `=` for `:`", file, Span(pos, pos + 1), f"{before}={after}", safe=True),)
+    elif ch == ";":
+        help_text = "remove it: a setting ends with its line, without `;`"
+        fixes = (replacement("remove `;`", file, Span(pos, pos + 1), "", safe=True),)
+    return Diagnostic(
+        "SPK004",
+        Severity.ERROR,
+        f"unexpected character `{ch}`",
+        Location(file, Span(pos, pos + 1)),
+        label=label,
+        help=help_text,
+        fixes=fixes,
     )
 
 

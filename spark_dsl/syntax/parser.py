@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from spark_dsl.diagnostics import Diagnostic, Severity
+from spark_dsl.diagnostics import Diagnostic, Fix, Severity, replacement
 from spark_dsl.span import Location, Span
 from spark_dsl.syntax import ast
 
@@ -82,12 +82,16 @@ def parse(text: str, file: str) -> ParseResult:
             problem = err.orig_exc if isinstance(err, VisitError) else err
             if not isinstance(problem, SyntaxProblem):
                 raise
+            fixes: tuple[Fix, ...] = ()
+            if problem.replacement is not None:
+                fixes = (replacement(problem.help, file, problem.span, problem.replacement, safe=problem.safe),)
             diagnostic = Diagnostic(
                 problem.code,
                 Severity.ERROR,
                 problem.message,
                 Location(file, problem.span),
                 help=problem.help,
+                fixes=fixes,
             )
             return ParseResult(None, diagnostic)
         comments = tuple(_comments.current)
