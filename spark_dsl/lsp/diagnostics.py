@@ -52,7 +52,7 @@ def _range_data(r: types.Range) -> dict[str, Any]:
 
 
 def _fix_data(d: Diagnostic, files: PositionsByFile) -> list[dict[str, Any]]:
-    """Each fix as plain JSON (URI, range, new text), so code actions need no lookup."""
+    """Each fix as plain JSON (URI, range, new text, whether it is safe), so code actions need no lookup."""
     fixes = []
     for fix in d.fixes:
         edits = []
@@ -62,7 +62,7 @@ def _fix_data(d: Diagnostic, files: PositionsByFile) -> list[dict[str, Any]]:
                 break
             edits.append({"uri": where.uri, "range": _range_data(where.range), "newText": edit.text})
         else:
-            fixes.append({"title": fix.message, "edits": edits})
+            fixes.append({"title": fix.message, "edits": edits, "safe": fix.safe})
     return fixes
 
 

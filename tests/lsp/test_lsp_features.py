@@ -139,6 +139,8 @@ async def test_completion_offers_accelerators_models_targets_and_profiles(editor
 
 async def test_a_did_you_mean_quick_fix_applies_and_clears_the_diagnostic(editor: Editor) -> None:
     (diagnostic,) = await editor.open("typo.spark", TYPO)
+    # The fix says whether `spark check --fix` would apply it: a did-you-mean is a guess, so not safe.
+    assert isinstance(diagnostic.data, dict) and diagnostic.data["fixes"][0]["safe"] is False
     actions = await editor.client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=_doc(editor, "typo.spark"),
