@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -25,10 +26,16 @@ FAMILY_UNITS = {"count": COUNT_UNITS, "size": SIZE_UNITS, "duration": DURATION_U
 
 @dataclass(frozen=True, slots=True)
 class UnitError:
-    """Why a literal does not read as its key's unit family; `help` names the fix."""
+    """Why a literal does not read as its key's unit family; `help` names the fix.
+
+    `replacement` is the literal the help describes, when one can be written (`safe` when it
+    denotes the same value, as `1h30m` for `30m1h`).
+    """
 
     message: str
     help: str
+    replacement: str | None = None
+    safe: bool = False
 
 
 def accepted_suffixes(family: str) -> str:
@@ -46,9 +53,12 @@ def read_quantity(family: str, text: str, parts: tuple[tuple[str, str], ...]) ->
         if unit not in units:
             close = [u for u in units if u.lower() == unit.lower()]
             hint = f"; did you mean `{close[0]}`?" if close else ""
+            nearest = close[0] if close else _same_scale(family, unit)
+            fixed = "".join(n + (nearest if u == unit else u) for n, u in parts) if nearest else None
             return UnitError(
                 f"unit `{unit}` in `{text}` is not a {family} unit{hint}",
-                f"{family} values take {accepted_suffixes(family)}",
+                f"{family} values take {accepted_suffixes(family)}" + (f", e.g. `{fixed}`" if fixed else ""),
+                fixed,
             )
     if family == "duration":
         return _read_duration(text, parts)
@@ -63,14 +73,25 @@ def read_quantity(family: str, text: str, parts: tuple[tuple[str, str], ...]) ->
         return UnitError(
             f"`{text}`: a fractional count takes only a lowercase (decimal) suffix",
             f"write a whole number with `{unit}`, or use `{unit.lower()}` (e.g. `25.6k` = 25,600)",
+            f"{num}{unit.lower()}",
         )
     if value != value.to_integral_value():
         whole = "tokens" if family == "count" else "bytes"
+        nearest = int(value.to_integral_value())
+        fixed = format_count(nearest) if family == "count" else f"{nearest}B"
         return UnitError(
             f"`{text}` is not a whole number of {whole} ({value.normalize():f})",
-            "choose a value that comes out whole",
+            f"choose a value that comes out whole, e.g. `{fixed}`",
+            fixed,
         )
     return int(value)
+
+
+def _same_scale(family: str, unit: str) -> str | None:
+    """A count suffix for a size unit of the same scale (`GiB` -> `G`): the value stays."""
+    if family == "count" and unit[:1].upper() in COUNT_UNITS and unit.endswith("iB"):
+        return unit[0].upper()
+    return None
 
 
 def _read_duration(text: str, parts: tuple[tuple[str, str], ...]) -> int | UnitError:
@@ -79,15 +100,23 @@ def _read_duration(text: str, parts: tuple[tuple[str, str], ...]) -> int | UnitE
     total = Decimal(0)
     for num, unit in parts:
         rank = order.index(unit)
-        if seen and rank <= seen[-1]:
-            return UnitError(
-                f"`{text}`: units must go from largest to smallest, each once",
-                "write e.g. `1h30m` or `2d12h`",
-            )
         seen.append(rank)
         total += _decimal(num) * DURATION_UNITS[unit]
+    if any(later <= earlier for earlier, later in itertools.pairwise(seen)):
+        # The same duration written in order, when it comes out whole: a safe rewrite.
+        whole = total == total.to_integral_value()
+        fixed = format_duration(int(total)) if whole else None
+        return UnitError(
+            f"`{text}`: units must go from largest to smallest, each once",
+            f"write `{fixed}`" if fixed else "write e.g. `1h30m` or `2d12h`",
+            fixed,
+            safe=True,
+        )
     if total != total.to_integral_value():
-        return UnitError(f"`{text}` is not a whole number of seconds", "use a smaller unit, e.g. `90m`")
+        nearest = format_duration(int(total.to_integral_value()))
+        return UnitError(
+            f"`{text}` is not a whole number of seconds", f"write whole seconds, e.g. `{nearest}`", nearest
+        )
     return int(total)
 
 

@@ -73,3 +73,31 @@ def test_format_duration_round_trips(seconds: int, text: str) -> None:
     assert format_duration(seconds) == text
     if seconds:
         assert read("duration", text) == seconds
+
+
+@pytest.mark.parametrize(
+    ("family", "text", "fixed", "safe"),
+    [
+        ("duration", "30m1h", "1h30m", True),  # the same duration, in order
+        ("duration", "1h1h", "2h", True),
+        ("duration", "1.5s", "2s", False),
+        ("count", "1.5K", "1.5k", False),
+        ("count", "8GiB", "8G", False),  # the count suffix of the same scale
+        ("count", "1.0001k", "1k", False),
+        ("size", "64gib", "64GiB", False),
+    ],
+)
+def test_a_unit_error_carries_the_literal_its_help_names(family: str, text: str, fixed: str, safe: bool) -> None:
+    result = read(family, text)
+    assert isinstance(result, UnitError)
+    assert (result.replacement, result.safe) == (fixed, safe)
+    assert not isinstance(read(family, fixed), UnitError), "the replacement must read"
+    if safe:
+        assert read(family, fixed) == sum(
+            int(n) * {"d": 86400, "h": 3600, "m": 60, "s": 1}[u] for n, u in re.findall(r"(\d+)([dhms])", text)
+        )
+
+
+def test_a_unit_with_no_near_spelling_has_no_replacement() -> None:
+    result = read("duration", "45x")
+    assert isinstance(result, UnitError) and result.replacement is None
