@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,13 @@ import pytest
 HEAD = "model = muse-spark-open\n  accelerator = b200"
 
 
-def spark(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def spark(cwd: Path, *args: str, memory: int | None = None) -> subprocess.CompletedProcess[str]:
+    """The real command; `memory` caps its address space (bytes), so a blow-up fails the run."""
+
+    def cap() -> None:
+        if memory is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
     return subprocess.run(
         [sys.executable, "-m", "spark_dsl", *args],
         cwd=cwd,
@@ -26,6 +33,7 @@ def spark(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         env={**os.environ, "NO_COLOR": "1"},
         timeout=60,
+        preexec_fn=cap,
     )
 
 
@@ -182,3 +190,23 @@ def test_huge_numbers_are_range_errors_at_the_number(tmp_path: Path, case: str) 
         assert found[:1] == [code], done.stdout[-1500:]
         assert "n.spark:4:" in done.stdout  # located at the number, on its line
         assert done.returncode == 1
+
+
+# Long tokens: the lexer's patterns read a string or a quantity in one pass, whatever its length.
+# Repeating a group without possessive quantifiers made Python's `re` keep backtracking state for
+# every character: a 9 MB string took 3.5 GB and a 4 MB quantity 750 MB before a diagnostic.
+MB = 1024 * 1024
+LONG_TOKENS = {
+    "string": deployment('runtime { image = "' + "x" * (9 * MB) + '" }'),
+    "string of escapes": deployment('runtime { image = "' + "\\n" * (4 * MB) + '" }'),
+    "quantity": deployment("target slurm { time = " + "1h" * (2 * MB) + " }"),
+}
+
+
+@pytest.mark.parametrize("shape", LONG_TOKENS)
+def test_a_long_string_or_quantity_is_read_in_bounded_memory(tmp_path: Path, shape: str) -> None:
+    (tmp_path / "long.spark").write_text(LONG_TOKENS[shape], encoding="utf-8")
+    for command in (["check"], ["plan", "--format", "json"], ["build", "-o", "out"]):
+        done = spark(tmp_path, *command, "long.spark", memory=768 * MB)
+        assert done.returncode in (0, 1), (command, done.stderr[-1500:])
+        codes(done)  # no traceback, no internal error (a MemoryError is one)
