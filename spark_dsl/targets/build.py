@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,7 @@ def render_plan(plan: Plan, kinds: list[str], source: str) -> tuple[DeploymentOu
     for kind in kinds:
         file_name, render = EMITTERS[kind]
         try:
-            output.files[file_name] = render(Job(plan, declared.get(kind), source))
+            output.files[file_name] = render(Job(plan, declared.get(kind), _shown(source)))
         except TargetError as err:
             problems.append(
                 Diagnostic(
@@ -70,6 +71,13 @@ def render_plan(plan: Plan, kinds: list[str], source: str) -> tuple[DeploymentOu
                 )
             )
     return output, problems
+
+
+def _shown(source: str) -> str:
+    """The spec's path as output headers name it: a byte of the name that is not UTF-8 (which Python
+    carries as a lone surrogate, U+DC80..U+DCFF, and no UTF-8 file can hold) as `\\xff`, as
+    diagnostics show it. The manifest keeps the real name, so the next build finds the spec."""
+    return re.sub("[\udc80-\udcff]", lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", source)
 
 
 def _help(kind: str, plan: Plan) -> str:
