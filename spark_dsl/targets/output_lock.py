@@ -8,6 +8,7 @@ process's locks) and is simply reused.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ def locked(out_dir: Path, on_wait: Callable[[], None] | None = None) -> Iterator
     path = out_dir / LOCK_FILE
     waited = False
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        fd = _open(path)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -44,6 +45,18 @@ def locked(out_dir: Path, on_wait: Callable[[], None] | None = None) -> Iterator
         with suppress(OSError):  # a lock file left behind is harmless: the next build reuses it
             os.unlink(path)
         os.close(fd)
+
+
+def _open(path: Path) -> int:
+    """The lock file, created if need be; never through a symbolic link (a pull request can commit one)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:  # O_NOFOLLOW refused a link
+            raise OSError(err.errno, f"{LOCK_FILE} is a symbolic link, which spark never follows; remove it") from None
+        if err.errno == errno.EISDIR:
+            raise OSError(err.errno, f"{LOCK_FILE} is a folder, not spark's lock file; remove it") from None
+        raise
 
 
 def _still_names(path: Path, fd: int) -> bool:

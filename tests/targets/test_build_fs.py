@@ -216,6 +216,22 @@ def test_a_symlinked_deployment_folder_is_never_followed_or_removed(repo: Path, 
         assert snapshot(repo) == before
 
 
+@pytest.mark.parametrize("kind", ["link", "dangling-link", "folder"])
+def test_a_lock_file_that_is_not_a_file_is_an_error_and_is_left_alone(repo: Path, spark, kind: str) -> None:
+    assert spark("build", ".", "-o", "out", cwd=repo).returncode == 0
+    (repo / "victim.txt").write_text("precious\n")
+    lock = repo / "out/.spark-build.lock"
+    if kind == "folder":
+        lock.mkdir()
+    else:
+        lock.symlink_to("../victim.txt" if kind == "link" else "../nowhere")
+    (repo / "a.spark").write_text(spec("alpha", "  max_num_seqs = 64\n  target shell {}\n  target compose {}"))
+    before = snapshot(repo)
+    reason = "is a folder" if kind == "folder" else "is a symbolic link"
+    refused(spark("build", ".", "-o", "out", cwd=repo), "SPK522", ".spark-build.lock", reason)
+    assert snapshot(repo) == before
+
+
 # --- shared output folders --------------------------------------------------------------------
 
 
