@@ -298,6 +298,8 @@ def judge(case: Case, code: int, stdout: bytes, stderr: bytes, project: Path) ->
     assert "Traceback" not in both and "internal error" not in both, (where, both[-2000:])
     allowed = (0, 1, 2) if case.usage_error_allowed else (0, 1)
     assert code in allowed, (where, code, both[-2000:])
+    # The project is writable: a spec or an output that cannot be written is a bug (a long name, say).
+    assert "cannot write" not in both and "error[SPK522]" not in both, (where, both[-2000:])
     out = stdout.decode("utf-8")  # strict: raises on output that is not UTF-8
     command, fmt = (
         case.command[0],
