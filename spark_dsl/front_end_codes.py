@@ -1,4 +1,5 @@
-"""Explain texts of the front end's codes: syntax (SPK0xx), names and types (SPK1xx), literal secrets (SPK901)."""
+"""Explain texts of the front end's codes: syntax (SPK0xx), names and types (SPK1xx), literal secrets
+and values no target can write (SPK901, SPK905-SPK907)."""
 
 from __future__ import annotations
 
@@ -297,10 +298,13 @@ CODES = [
         "SPK123",
         "error",
         "bad secret or variable name",
-        'A `secret("name")` must name a DNS label (it becomes a Kubernetes Secret and, '
-        'upper-cased, an environment variable); an `env("NAME")` must be a valid environment '
-        "variable name.",
-        "Targets derive object and variable names from it.",
+        'A `secret("name")` must name a DNS label that starts with a letter (it becomes a '
+        "Kubernetes Secret and, upper-cased with `_` for `-`, an environment variable); its "
+        '`key` must be a Secret key (letters, digits, `-`, `_`, `.`); an `env("NAME")` must be '
+        "a valid environment variable name. Names are matched whole: a trailing newline is an error.",
+        "Targets derive object and variable names from it, and write the name and key into "
+        "`${HF_TOKEN:?...}` checks, Compose interpolations and Kubernetes manifests, where any "
+        "other character would be code or break the file.",
         'runtime { hf_token = secret("HF Token") }',
         'runtime { hf_token = secret("hf-token") }',
     ),
@@ -322,10 +326,50 @@ CODES = [
         "SPK901",
         "error",
         "literal secret",
-        "A secret-bearing key (`serve.api_key`, `runtime.hf_token`) holds a literal string.",
+        "A secret-bearing key (`serve.api_key`, `runtime.hf_token`) holds a literal string, or any "
+        "string of the spec (an `env(...)` name, a `serve.env` value, an item of `extra_args`, ...) "
+        "holds what looks like a Hugging Face access token: `hf_` or `api_org_` and 34 letters "
+        "or digits (the shape secret scanners such as gitleaks look for). The message shows only "
+        "the token's first characters.",
         "Compiled outputs are committed and shared; a literal secret would be written into every "
-        "one of them. Secrets travel as references, resolved by the target at run time.",
+        "one of them and into `spark plan`. Secrets travel as references, resolved by the target "
+        "at run time.",
         'serve { api_key = "sk-live-123" }',
         'serve { api_key = secret("vllm-api-key") }',
+    ),
+    CodeDoc(
+        "SPK905",
+        "error",
+        "NUL character in a string",
+        "A string holds `\\u{0}`. Every string of a spec ends up as a program argument, an "
+        "environment variable or a YAML value, and none of the first two can hold NUL: the "
+        "character would be dropped or cut the value short without a word.",
+        "Arguments and environment variables are C strings (POSIX `execve`); bash drops NUL from `$'...'` words.",
+        'serve { served_model_name = "muse\\u{0}" }',
+        'serve { served_model_name = "muse" }',
+    ),
+    CodeDoc(
+        "SPK906",
+        "error",
+        "empty value",
+        'A string key is set to `""`. Targets would leave it out as if it were not set (an empty '
+        "`image`, `host` or `namespace` means the default), so the spec would not say what runs.",
+        "Leaving the key out says the same thing, visibly.",
+        'runtime { image = "" }',
+        'runtime { image = "vllm/vllm-openai:v0.33.0" }',
+    ),
+    CodeDoc(
+        "SPK907",
+        "error",
+        "value vLLM would read as an option",
+        "`serve.host`, `serve.served_model_name` or `runtime.model_path` starts with `-`. vLLM "
+        "receives each as a word of its own (`--host VALUE`, the model as the first argument), "
+        "and its parser (argparse) takes a word that starts with `-` for an option: `vllm serve` "
+        "refuses to start (`argument --host: expected one argument`). A negative whole number, "
+        "or a value with a space and no `.` in it, is read as a value and passes (a `-` word "
+        "with a `.` is a dotted option to vLLM: `-0.5` fails too).",
+        "Checked against vLLM's own parser (tests/vllm_parser/test_option_values.py).",
+        'serve { host = "-0.0.0.0" }',
+        'serve { host = "0.0.0.0" }',
     ),
 ]

@@ -15,7 +15,7 @@ from spark_dsl.syntax import ast
 from spark_dsl.typecheck import BodyChecker, did_you_mean
 from spark_dsl.values import TypedBody
 
-DEPLOYMENT_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+DEPLOYMENT_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?\Z")  # `\Z`: `$` also takes a final newline
 MAX_DEPLOYMENT_NAME = 40
 # Imports nest at most this many files deep: far beyond any real project, and the
 # import walk (one frame per file) stays far from Python's recursion limit.
@@ -310,14 +310,14 @@ class Loader:
 
     def _check_name(self, node: ast.Deployment, source: SourceFile) -> None:
         name = node.name.name
-        if DEPLOYMENT_NAME.match(name) and len(name) <= MAX_DEPLOYMENT_NAME:
+        if DEPLOYMENT_NAME.fullmatch(name) and len(name) <= MAX_DEPLOYMENT_NAME:
             return
         from spark_dsl.diagnostics import replacement
 
         fixed = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:MAX_DEPLOYMENT_NAME].strip("-")
         reason = (
             f"is {len(name)} characters long (at most {MAX_DEPLOYMENT_NAME})"
-            if len(name) > MAX_DEPLOYMENT_NAME and DEPLOYMENT_NAME.match(name)
+            if len(name) > MAX_DEPLOYMENT_NAME and DEPLOYMENT_NAME.fullmatch(name)
             else "is not a DNS-1123 label"
         )
         self.sink.error(

@@ -9,6 +9,8 @@ from typing import Any
 from spark_dsl.diagnostics import DiagnosticSink, Fix, Note, replacement
 from spark_dsl.schema import BlockSpec, KeySpec, Kind
 from spark_dsl.span import Location, Span
+from spark_dsl.string_checks import Problem, content
+from spark_dsl.string_checks import setting as setting_problem
 from spark_dsl.syntax import ast
 from spark_dsl.units import UnitError, accepted_suffixes, read_quantity
 from spark_dsl.values import (
@@ -21,8 +23,12 @@ from spark_dsl.values import (
     Volume,
 )
 
-DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Used with fullmatch: `$` would also accept a trailing newline (`secret("hf-token\n")`).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A Secret's name is also, upper-cased with `_` for `-`, the variable a host target reads it from.
+SECRET_NAME = re.compile(r"[a-z]([a-z0-9-]*[a-z0-9])?")
+# The keys Kubernetes accepts in a Secret (`[-._a-zA-Z0-9]+`, at most 253): inert in every target.
+SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
 
 # The largest integer a float (and a JSON reader) holds exactly: every integer setting stays at
@@ -81,6 +87,10 @@ class BodyChecker:
     def error(self, code: str, message: str, span: Span, **extra: Any) -> None:
         self.sink.error(code, message, self.file, span, deployment=self.deployment, **extra)
         raise _Invalid
+
+    def _report(self, problem: Problem | None, span: Span) -> None:
+        if problem is not None:
+            self.error(problem.code, problem.message, span, help=problem.help)
 
     def _suggest(
         self,
@@ -222,7 +232,9 @@ class BodyChecker:
                 help=f'write `{entry.kind.name} = "value"`',
             )
             return
-        if spec.name == "env" and not ENV_NAME.match(entry.key.name):
+        # A name reaches the outputs too (a variable's name, a label's key): no pasted token there.
+        self._report(content(f"a name in `{spec.name}`", entry.key.name), entry.key.span)
+        if spec.name == "env" and not ENV_NAME.fullmatch(entry.key.name):
             self.error(
                 "SPK102",
                 f"`{entry.key.name}` is not an environment variable name",
@@ -238,6 +250,7 @@ class BodyChecker:
                 help=f'quote it: `{entry.key.name} = "..."`',
             )
             return
+        self._report(content(f"`{entry.key.name}`", value.value), value.span)
         origin = Origin(self.file, value.span, entry.key.span, self.profile)
         out.settings[entry.key.name] = Setting(value.value, origin)
 
@@ -365,6 +378,7 @@ class BodyChecker:
             example = f'"{value.name}"' if isinstance(value, ast.Symbol) else '"..."'
             self.wrong_type(key, value, example)
         assert isinstance(value, ast.String)
+        self._report(setting_problem(key.name, value.value, key.default), value.span)
         return value.value
 
     def _symbol(self, key: KeySpec, value: ast.Value) -> str:
@@ -454,6 +468,7 @@ class BodyChecker:
             if not isinstance(item, ast.String):
                 self.wrong_type(key, item, '["--flag", "value"]')
             assert isinstance(item, ast.String)
+            self._report(content(f"an item of `{key.name}`", item.value), item.span)
             out.append(item.value)
         return tuple(out)
 
@@ -614,14 +629,15 @@ class BodyChecker:
         arg = value.positional[0]
         assert isinstance(arg, ast.String)
         name = arg.value
-        if fn == "secret" and (not DNS_LABEL.match(name) or len(name) > 63):
+        self._report(content(f"`{fn}(...)`", name), arg.span)
+        if fn == "secret" and (not SECRET_NAME.fullmatch(name) or len(name) > 63):
             self.error(
                 "SPK123",
-                f'secret name "{name}" is not a DNS label',
+                f'secret name "{name}" is not a DNS label that starts with a letter',
                 arg.span,
-                help="use lowercase letters, digits and `-` (at most 63), e.g. `hf-token`",
+                help="use lowercase letters, digits and `-`, starting with a letter (at most 63), e.g. `hf-token`",
             )
-        if fn == "env" and not ENV_NAME.match(name):
+        if fn == "env" and not ENV_NAME.fullmatch(name):
             self.error(
                 "SPK123",
                 f'"{name}" is not an environment variable name',
@@ -634,6 +650,14 @@ class BodyChecker:
             if not isinstance(k, ast.String) or not k.value:
                 self.error("SPK121", "`key` takes a string", k.span, help='write `key = "token"`')
             assert isinstance(k, ast.String)
+            self._report(content("`key`", k.value), k.span)
+            if not SECRET_KEY.fullmatch(k.value) or len(k.value) > 253:
+                self.error(
+                    "SPK123",
+                    f'secret key "{k.value}" is not a key Kubernetes accepts',
+                    k.span,
+                    help="use letters, digits, `-`, `_` and `.` (at most 253), e.g. `token`",
+                )
             secret_key = k.value
         return SecretRef(fn, name, secret_key)
 
@@ -654,6 +678,7 @@ class BodyChecker:
                     help=f'write `{fn}("{example}")`',
                 )
             assert isinstance(arg, ast.String)
+            self._report(content(f"`{fn}(...)`", arg.value), arg.span)
             return Volume(value.name.name, arg.value)
         word = value.name if isinstance(value, ast.Symbol) else value.name.name if isinstance(value, ast.Call) else ""
         if word:

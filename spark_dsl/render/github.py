@@ -6,6 +6,7 @@ from spark_dsl.diagnostics import Diagnostic, Severity
 from spark_dsl.loader import SourceFile
 from spark_dsl.render import position
 from spark_dsl.render.sarif import repository_path
+from spark_dsl.text_escape import visible
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -13,6 +14,12 @@ _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO
 def escape_data(text: str) -> str:
     """A command's message: `%`, CR and LF would end or corrupt the command."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _line(text: str) -> str:
+    """One line of an annotation: control characters from the spec shown, never acted on (the log
+    viewer renders ANSI sequences, and a raw line break would start a fake line)."""
+    return visible(text)
 
 
 def escape_property(text: str) -> str:
@@ -28,15 +35,15 @@ def _title(d: Diagnostic) -> str:
 
 
 def _message(d: Diagnostic, sources: dict[str, SourceFile]) -> str:
-    lines = [d.message]
+    lines = [_line(d.message)]
     for note in d.notes:
         where = ""
         if note.location is not None:
             pos = position(note.location, sources)
-            where = f" ({repository_path(note.location.file, sources)}:{pos.line}:{pos.column})"
-        lines.append(f"note: {note.message}{where}")
+            where = f" ({_line(repository_path(note.location.file, sources))}:{pos.line}:{pos.column})"
+        lines.append(f"note: {_line(note.message)}{where}")
     if d.help:
-        lines.append(f"help: {d.help}")
+        lines.append(f"help: {_line(d.help)}")
     if d.deployment:
         lines.append(f"in deployment {d.deployment}")
     return "\n".join(lines)
@@ -48,7 +55,7 @@ def annotation(d: Diagnostic, sources: dict[str, SourceFile]) -> str:
     if d.location is not None:
         pos = position(d.location, sources)
         properties += [
-            ("file", repository_path(d.location.file, sources)),
+            ("file", _line(repository_path(d.location.file, sources))),
             ("line", str(pos.line)),
             ("col", str(pos.column)),
             ("endLine", str(pos.end_line)),

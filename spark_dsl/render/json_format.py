@@ -8,6 +8,7 @@ from typing import Any
 from spark_dsl.diagnostics import Diagnostic, count
 from spark_dsl.loader import SourceFile
 from spark_dsl.render import position
+from spark_dsl.text_escape import json_document
 
 
 def diagnostic_dict(d: Diagnostic, sources: dict[str, SourceFile]) -> dict[str, Any]:
@@ -74,4 +75,5 @@ def diagnostics_document(
 
 
 def render(files: list[str], diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
-    return json.dumps(diagnostics_document(files, diagnostics, sources), indent=1, ensure_ascii=False) + "\n"
+    document = diagnostics_document(files, diagnostics, sources)
+    return json_document(json.dumps(document, indent=1, ensure_ascii=False)) + "\n"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
 
 from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.targets.shell_words import quote
+from spark_dsl.text_escape import json_document, visible
 from spark_dsl.units import format_count
 from spark_dsl.values import Parallel, SecretRef, Speculative
 
@@ -137,25 +138,26 @@ def render_text(plans: list[Plan]) -> str:
         for launch in plan.launches:
             out.append(f"  launch {launch.role} on node {launch.node_rank}:")
             for name, value in launch.env:
-                out.append(f"    {name}={shlex.quote(value)}")
+                out.append(f"    {name}={quote(value)}")
             for name, ref in launch.secrets:
                 out.append(f"    {name}=<{ref.kind} {ref.name}>")
             out.append("    " + " \\\n      ".join(_argv_lines(launch.argv)))
         out.append("")
-    return "\n".join(out)
+    # Values and file names come from the spec: show their control characters, never act on them.
+    return "\n".join(visible(line, keep_tabs=True) for line in "\n".join(out).split("\n"))
 
 
 def _argv_lines(argv: tuple[str, ...]) -> list[str]:
     """One flag (with its value) per line, as a shell would take it."""
     head = 3 if argv[:2] == ("vllm", "serve") else 1
-    lines: list[str] = [" ".join(shlex.quote(a) for a in argv[:head])]
+    lines: list[str] = [" ".join(quote(a) for a in argv[:head])]
     i = head
     while i < len(argv):
         if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-            lines.append(f"{shlex.quote(argv[i])} {shlex.quote(argv[i + 1])}")
+            lines.append(f"{quote(argv[i])} {quote(argv[i + 1])}")
             i += 2
         else:
-            lines.append(shlex.quote(argv[i]))
+            lines.append(quote(argv[i]))
             i += 1
     return lines
 
@@ -167,4 +169,4 @@ def render_json(plans: list[Plan], diagnostics_doc: dict[str, Any]) -> str:
         "diagnostics": diagnostics_doc["diagnostics"],
         "summary": diagnostics_doc["summary"],
     }
-    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    return json_document(json.dumps(doc, indent=1, ensure_ascii=False)) + "\n"

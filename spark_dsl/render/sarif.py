@@ -13,6 +13,7 @@ from spark_dsl.diagnostics import Diagnostic, Fix, Severity
 from spark_dsl.loader import SourceFile
 from spark_dsl.render import Position, position
 from spark_dsl.span import Location
+from spark_dsl.text_escape import json_document
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 # Results name files relative to the repository; code scanning resolves them against its checkout.
@@ -177,4 +178,4 @@ def sarif_log(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> 
 
 
 def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
-    return json.dumps(sarif_log(diagnostics, sources), indent=1, ensure_ascii=False) + "\n"
+    return json_document(json.dumps(sarif_log(diagnostics, sources), indent=1, ensure_ascii=False)) + "\n"

@@ -6,6 +6,8 @@ from spark_dsl.diagnostics import Diagnostic, Severity, count
 from spark_dsl.loader import SourceFile
 from spark_dsl.render import position
 from spark_dsl.span import Location
+from spark_dsl.string_checks import mask_tokens
+from spark_dsl.text_escape import visible
 
 _COLOURS = {
     Severity.ERROR: "\x1b[1;31m",
@@ -39,19 +41,22 @@ def _snippet(
     source = sources.get(location.file)
     pos = position(location, sources)
     pad = " " * width
-    lines = [f"{pad}{paint('gutter', '-->')} {location.file}:{pos.line}:{pos.column}"]
+    lines = [f"{pad}{paint('gutter', '-->')} {visible(location.file)}:{pos.line}:{pos.column}"]
     if source is None or pos.line > source.index.line_count:
         return lines
-    text = source.index.line_text(pos.line)
+    # A pasted access token (SPK901) is not printed back, not even in the quoted line.
+    text = mask_tokens(source.index.line_text(pos.line))
     end_col = pos.end_column if pos.end_line == pos.line else len(text) + 1
     carets = max(1, end_col - pos.column)
-    # Keep tabs in the caret line so the carets stay under the value.
-    prefix = "".join("\t" if ch == "\t" else " " for ch in text[: pos.column - 1])
+    # Keep tabs in the caret line so the carets stay under the value; an escaped character
+    # is as wide as its escape.
+    prefix = "".join("\t" if ch == "\t" else " " * len(visible(ch)) for ch in text[: pos.column - 1])
+    carets += sum(len(visible(ch, keep_tabs=True)) - 1 for ch in text[pos.column - 1 : pos.column - 1 + carets])
     bar = paint("gutter", "|")
-    marker = paint(style, "^" * carets + (f" {label}" if label else ""))
+    marker = paint(style, "^" * carets + (f" {visible(label)}" if label else ""))
     lines += [
         f"{pad} {bar}",
-        f"{paint('gutter', str(pos.line).rjust(width))} {bar} {text}",
+        f"{paint('gutter', str(pos.line).rjust(width))} {bar} {visible(text, keep_tabs=True)}",
         f"{pad} {bar} {prefix}{marker}",
     ]
     return lines
@@ -61,7 +66,7 @@ def render_one(d: Diagnostic, sources: dict[str, SourceFile], colour: bool = Fal
     paint = _Paint(colour)
     locations = [d.location] + [n.location for n in d.notes]
     width = max((len(str(position(loc, sources).line)) for loc in locations if loc is not None), default=1)
-    head = paint(d.severity, f"{d.severity.value}[{d.code}]") + paint("bold", f": {d.message}")
+    head = paint(d.severity, f"{d.severity.value}[{d.code}]") + paint("bold", f": {visible(d.message)}")
     out = [head]
     pad = " " * width
     if d.location is not None:
@@ -69,15 +74,15 @@ def render_one(d: Diagnostic, sources: dict[str, SourceFile], colour: bool = Fal
     tail: list[str] = []
     for note in d.notes:
         if note.location is not None and d.location is not None and note.location.file == d.location.file:
-            tail.append(f"{pad} {paint('gutter', '=')} {paint('bold', 'note')}: {note.message}")
+            tail.append(f"{pad} {paint('gutter', '=')} {paint('bold', 'note')}: {visible(note.message)}")
             tail += _snippet(note.location, None, sources, paint, "note", width)[1:]
         elif note.location is not None:
-            tail.append(f"{pad} {paint('gutter', '=')} {paint('bold', 'note')}: {note.message}")
+            tail.append(f"{pad} {paint('gutter', '=')} {paint('bold', 'note')}: {visible(note.message)}")
             tail += _snippet(note.location, None, sources, paint, "note", width)
         else:
-            tail.append(f"{pad} {paint('gutter', '=')} {paint('bold', 'note')}: {note.message}")
+            tail.append(f"{pad} {paint('gutter', '=')} {paint('bold', 'note')}: {visible(note.message)}")
     if d.help:
-        tail.append(f"{pad} {paint('gutter', '=')} {paint('bold', 'help')}: {d.help}")
+        tail.append(f"{pad} {paint('gutter', '=')} {paint('bold', 'help')}: {visible(d.help)}")
     if tail and d.location is not None:
         out.append(f"{pad} {paint('gutter', '|')}")
     out += tail

@@ -1,4 +1,5 @@
-"""Safety rules (SPK902-SPK904): escape hatches that would fight the compiler or silently do nothing."""
+"""Safety rules (SPK902-SPK904, SPK908): escape hatches that would fight the compiler or silently do nothing,
+and values a platform would take apart."""
 
 from __future__ import annotations
 
@@ -106,3 +107,40 @@ def managed_env(plan: Plan) -> Iterator[Finding]:
                 "set the matching key of the spec instead (see `spark explain SPK904`)",
                 label="managed variable",
             )
+
+
+def _container(plan: Plan) -> str | None:
+    """The container runtime of a declared Slurm target, if it mounts anything."""
+    target = plan.deployment.body.labelled("target").get("slurm")
+    kind = target.value("container", "none") if target is not None else "none"
+    return None if kind == "none" else str(kind)
+
+
+@rule(
+    "SPK908",
+    "error",
+    "model cache path a mount list would split",
+    checks="`runtime.model_cache` holds `,` or `:` while `target slurm` runs in a container "
+    "(`container = pyxis` or `apptainer`). The path goes into a mount list, "
+    "`--container-mounts=SRC:DST` (pyxis) or `--bind=SRC:DST` (Apptainer).",
+    basis="Both split the list at `,` (between mounts) and at `:` (between source, target and "
+    "flags), with no way to escape either: the cache would be mounted from the wrong place, or "
+    "the job would fail to start.",
+    failing='runtime {\n  model_cache = "/scratch/models,v2"\n}\ntarget slurm {\n  container = pyxis\n}',
+    fixed='runtime {\n  model_cache = "/scratch/models-v2"\n}\ntarget slurm {\n  container = pyxis\n}',
+)
+def mount_separators(plan: Plan) -> Iterator[Finding]:
+    container = _container(plan)
+    runtime = plan.deployment.body.block("runtime")
+    setting = runtime.get("model_cache") if runtime is not None else None
+    if container is None or setting is None:
+        return
+    found = sorted({ch for ch in setting.value if ch in ",:"})
+    if found:
+        listed = " and ".join(f"`{ch}`" for ch in found)
+        yield Finding(
+            f'`model_cache` "{setting.value}" holds {listed}, which the {container} mount list splits at',
+            Resolved.from_setting(setting),
+            "move the cache to a path without `,` and `:` (or link one to it)",
+            label="split by the mount list",
+        )

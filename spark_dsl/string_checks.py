@@ -1,0 +1,105 @@
+"""What a string value may hold, whatever key it sets: the checks every target relies on.
+
+Each check is one a target cannot make up for when it writes the value: no argument or
+environment variable holds NUL (SPK905); a pasted access token would be written into every
+output (SPK901); an empty value would be silently dropped (SPK906); a value that starts like an
+option would be read by vLLM's parser as one (SPK907).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Hugging Face user access tokens (`hf_`) and the older organisation tokens (`api_org_`): 34
+# letters after the prefix (the pattern of gitleaks' Hugging Face rules, after
+# huggingface.co/docs/hub/security-tokens); digits are allowed too, to be safe.
+_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:hf|api_org)_[A-Za-z0-9]{34}(?![A-Za-z0-9])")
+# A placeholder such as `hf_xxxx...` repeats a character: not a token.
+_MIN_DISTINCT = 6
+
+_NEGATIVE_INTEGER = re.compile(r"-[0-9]+")
+# Keys whose value vLLM receives as an argument of its own (`--host VALUE`, the model positional).
+OPTION_VALUE_KEYS = frozenset(("host", "served_model_name", "model_path"))
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    code: str
+    message: str
+    help: str
+
+
+def token(text: str) -> str | None:
+    """The start of an access token in `text`, shown redacted (`hf_Qw...`), or None."""
+    for m in _TOKEN.finditer(text):
+        body = m.group(0).split("_")[-1]
+        if len(set(body)) >= _MIN_DISTINCT:
+            return m.group(0)[: m.group(0).index("_") + 3] + "..."
+    return None
+
+
+def mask_tokens(text: str) -> str:
+    """`text` with every access token masked after its first characters, length kept (so a
+    printed source line still lines up with its carets)."""
+
+    def mask(m: re.Match[str]) -> str:
+        found = m.group(0)
+        if len(set(found.split("_")[-1])) < _MIN_DISTINCT:
+            return found
+        keep = found.index("_") + 3
+        return found[:keep] + "*" * (len(found) - keep)
+
+    return _TOKEN.sub(mask, text) if "_" in text else text
+
+
+def reads_as_option(text: str) -> bool:
+    """Whether `vllm serve` would take `text` for an option rather than a value (checked against
+    vLLM's own parser, tests/vllm_parser/test_option_values.py): argparse reads `-x` and `--x`
+    as options but `-1`, `-` and `-x y` (with a space) as values; vLLM's own pre-pass reads any
+    `-` word with a `.` as a dotted option (`-O.level`) and fails on `-0.5` or `-x.y z`."""
+    if not text.startswith("-") or text == "-":
+        return False
+    if "." in text:
+        return True
+    return _NEGATIVE_INTEGER.fullmatch(text) is None and " " not in text
+
+
+def content(what: str, text: str) -> Problem | None:
+    """Checks any string that reaches an output: NUL, and pasted tokens."""
+    if "\0" in text:
+        return Problem(
+            "SPK905",
+            f"{what} holds a NUL character (`\\u{{0}}`)",
+            "remove it: no program argument or environment variable can hold NUL",
+        )
+    shown = token(text)
+    if shown is not None:
+        return Problem(
+            "SPK901",
+            f"{what} holds what looks like an access token (`{shown}`); it would be written into every output",
+            'store it outside the spec and refer to it: `runtime { hf_token = secret("hf-token") }` '
+            'or `env("HF_TOKEN")`, and revoke the pasted token',
+        )
+    return None
+
+
+def setting(key: str, text: str, default: str = "") -> Problem | None:
+    """Checks the value of a string key: content, then emptiness and option look-alikes."""
+    problem = content(f"`{key}`", text)
+    if problem is not None:
+        return problem
+    if text == "":
+        fallback = f" ({default})" if default else ""
+        return Problem(
+            "SPK906",
+            f"`{key}` is empty",
+            f"remove `{key}` to use the default{fallback}, or give it a value",
+        )
+    if key in OPTION_VALUE_KEYS and reads_as_option(text):
+        return Problem(
+            "SPK907",
+            f'`{key}` "{text}" starts with `-`: vLLM would read it as an option, not as the value',
+            f"`{key}` cannot start with `-` (unless it is a negative whole number, or holds a space and no `.`)",
+        )
+    return None
