@@ -7,16 +7,19 @@ from collections.abc import Mapping
 
 from spark_dsl import catalog
 from spark_dsl.plan.model import Launch, Plan, Pool
+from spark_dsl.plan.template import Template, placeholder
 from spark_dsl.values import SecretRef, Speculative
 
 ATTENTION_BACKENDS = {"triton": "TRITON_ATTN", "aiter": "ROCM_AITER_FA", "flashinfer": "FLASHINFER"}
+# Placeholders are Templates (`placeholder(NAME)`, or `Template(...)` around text that holds one):
+# only those are filled, so a user's value that reads `${SPARK_HEAD_ADDRESS}` stays literal.
 POOL_ADDRESS = {
-    "server": "${SPARK_HEAD_ADDRESS}",
-    "prefill": "${SPARK_PREFILL_ADDRESS}",
-    "decode": "${SPARK_DECODE_ADDRESS}",
+    "server": placeholder("SPARK_HEAD_ADDRESS"),
+    "prefill": placeholder("SPARK_PREFILL_ADDRESS"),
+    "decode": placeholder("SPARK_DECODE_ADDRESS"),
 }
 # Each rank binds its NIXL side channel on, and advertises, the address of its own node.
-NODE_ADDRESS = "${SPARK_NODE_ADDRESS}"
+NODE_ADDRESS = placeholder("SPARK_NODE_ADDRESS")
 KV_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
 # `runtime.fabric`: the environment NCCL (and NIXL's transports) need for it, from their own docs
 # (docs/targets.md, "Fabric"). InfiniBand and RoCE need none: NCCL and UCX find the RDMA devices.
@@ -234,9 +237,9 @@ class LaunchBuilder:
             "vllm-router",
             "--vllm-pd-disaggregation",
             "--prefill",
-            f"http://{POOL_ADDRESS['prefill']}:{self._pool_port(prefill)}",
+            Template(f"http://{POOL_ADDRESS['prefill']}:{self._pool_port(prefill)}"),
             "--decode",
-            f"http://{POOL_ADDRESS['decode']}:{self._pool_port(decode)}",
+            Template(f"http://{POOL_ADDRESS['decode']}:{self._pool_port(decode)}"),
             "--host",
             "0.0.0.0",
             "--port",

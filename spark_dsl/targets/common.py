@@ -7,6 +7,7 @@ from typing import Any
 
 from spark_dsl import catalog
 from spark_dsl.plan.model import Launch, Plan
+from spark_dsl.text_escape import visible
 from spark_dsl.values import SecretRef, TypedBody
 
 MODEL_CACHE = "/root/.cache/huggingface"  # where vLLM's images keep Hugging Face downloads
@@ -71,7 +72,11 @@ class Job:
         return str(chosen) if chosen else self.image
 
     def header(self, *lines: str, image: bool = True) -> list[str]:
-        """Comment lines (without `#`) that open every output; `image` when the output names one."""
+        """Comment lines (without `#`) that open every output; `image` when the output names one.
+
+        Every line is printable: a file name or value with a line break (or any control
+        character) is shown escaped, so it can never end the comment and start a command.
+        """
         out = [
             f"{self.name}: written by `{GENERATOR}` from {self.source}; edit the spec, not this file.",
             *lines,
@@ -79,7 +84,7 @@ class Job:
         images = catalog.load().recipe["images"]
         if image and not self.runtime_value("image") and not images[self.vendor]["confirmed"]:
             out.append(f"The image tag {self.image} is not confirmed upstream yet (see the catalog).")
-        return out
+        return [visible(line) for line in out]
 
 
 def secret_sources(launch: Launch) -> list[tuple[str, SecretRef]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from spark_dsl.plan.model import Launch
@@ -26,6 +27,13 @@ _SHM_UNITS = (("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10))
 def literal(text: str) -> str:
     """Compose interpolates `$`; doubling it lets a literal reach the container unchanged."""
     return text.replace("$", "$$")
+
+
+def interpolation_text(text: str) -> str:
+    """The message of `${NAME:?message}`: Compose has no escape for `}` there and would
+    interpolate a `$`, so anything but plain words and punctuation becomes `?` (the names in it
+    are checked, SPK123, so this changes nothing a valid spec writes)."""
+    return re.sub(r"[^\w .,()/-]", "?", text, flags=re.ASCII)
 
 
 def render(job: Job) -> str:
@@ -72,7 +80,8 @@ def _service(job: Job, launch: Launch) -> dict[str, Any]:
         service["ports"] = [f"{launch.port}:{launch.port}"]
     environment = {name: literal(value) for name, value in launch.env}
     for name, ref in launch.secrets:
-        environment[name] = f"${{{ref.env_name}:?set {ref.env_name} ({describe_secret(ref)})}}"
+        message = interpolation_text(f"set {ref.env_name} ({describe_secret(ref)})")
+        environment[name] = f"${{{ref.env_name}:?{message}}}"
     if environment:
         service["environment"] = environment
     if is_vllm(launch):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from spark_dsl.plan.template import Template
+
 HEAD = "SPARK_HEAD_ADDRESS"
 PREFILL = "SPARK_PREFILL_ADDRESS"
 DECODE = "SPARK_DECODE_ADDRESS"
@@ -15,12 +17,14 @@ DP_START_RANK = "SPARK_DP_START_RANK"
 NAMES = (HEAD, PREFILL, DECODE, NODE_ADDRESS, NODE_RANK, DP_START_RANK)
 POOL_ADDRESS = {"server": HEAD, "prefill": PREFILL, "decode": DECODE}
 
-# Only the documented names: any other `${...}` in a value is the user's text and stays literal.
 _PATTERN = re.compile(r"\$\{(" + "|".join(NAMES) + r")\}")
 
 
 def split(text: str) -> Iterator[tuple[str, str | None]]:
-    """(literal text, placeholder name or None) pairs, in order."""
+    """(literal text, placeholder name or None) pairs, in order; a plain str is all literal."""
+    if not isinstance(text, Template):
+        yield text, None
+        return
     pos = 0
     for m in _PATTERN.finditer(text):
         yield text[pos : m.start()], m.group(1)

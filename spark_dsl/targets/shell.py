@@ -6,7 +6,7 @@ from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch
 from spark_dsl.targets import node_address, placeholders, ports, staging
 from spark_dsl.targets.common import Job, TargetError, describe_secret
-from spark_dsl.targets.shell_words import command_lines, joined, quote, word
+from spark_dsl.targets.shell_words import command_lines, expansion_text, joined, quote, word
 
 FILE_NAME = "serve.sh"
 
@@ -22,7 +22,7 @@ def secret_checks(launches: list[Launch], indent: str = "") -> list[str]:
     for launch in launches:
         for _, ref in launch.secrets:
             seen.setdefault(ref.env_name, describe_secret(ref))
-    return [f'{indent}: "${{{name}:?set {name} ({what})}}"' for name, what in seen.items()]
+    return [f'{indent}: "${{{name}:?{expansion_text(f"set {name} ({what})")}}}"' for name, what in seen.items()]
 
 
 def exports(launch: Launch, indent: str = "") -> list[str]:

@@ -6,6 +6,7 @@ import re
 import shlex
 
 from spark_dsl.targets.placeholders import split
+from spark_dsl.text_escape import visible
 
 # Characters that need no quoting at all (shlex's own safe set).
 _SAFE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
@@ -13,12 +14,17 @@ _ANSI_C = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def quote(text: str) -> str:
-    """One bash word that reads back as `text`, never spanning lines.
+    """One bash word that reads back as `text` under any locale, never spanning lines.
 
-    Printable text is single-quoted (nothing inside is special); text with
-    newlines or control characters uses ANSI-C quoting, so every flag stays on
-    its own line and comments built from words never break.
+    Printable text is single-quoted (nothing inside is special; non-ASCII stays raw UTF-8, whose
+    bytes are never a quote in any locale). Text with newlines, control characters or invisible
+    ones (bidi overrides, no-break spaces) uses ANSI-C quoting with byte escapes: `\\xNN` means
+    the same bytes under every locale, where bash decodes `\\uNNNN` only under a UTF-8 one.
+    So every flag stays on its own line and comments built from words never break.
     """
+    if "\0" in text:
+        # No argument or environment value can hold NUL; the checker reports it (SPK905).
+        raise ValueError("a shell word cannot hold a NUL character")
     if _SAFE.fullmatch(text):
         return text
     if text.isprintable():
@@ -29,12 +35,16 @@ def quote(text: str) -> str:
 def _ansi_c(ch: str) -> str:
     if ch in _ANSI_C:
         return _ANSI_C[ch]
-    if ch.isprintable():
+    if " " <= ch <= "~":
         return ch
-    code = ord(ch)
-    if code < 0x80:
-        return f"\\x{code:02x}"
-    return f"\\U{code:08x}" if code > 0xFFFF else f"\\u{code:04x}"
+    return "".join(f"\\x{byte:02x}" for byte in ch.encode("utf-8"))
+
+
+def expansion_text(text: str) -> str:
+    """`text` as the literal word of a double-quoted `"${NAME:?text}"`: bash expands `$`, `` ` ``
+    and `\\` there and `}` ends the word, so each is escaped; control characters are shown
+    as escapes (the word is a message, printed to a terminal)."""
+    return re.sub(r'([$`"\\}])', r"\\\1", visible(text))
 
 
 def word(text: str) -> str:

@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from spark_dsl.plan.template import Template
 from spark_dsl.targets.shell_words import command_lines, joined, quote, word
 
 AWKWARD = [
@@ -39,11 +40,16 @@ def test_quote_reads_back_exactly_on_one_line(text: str) -> None:
 
 
 def test_placeholders_expand_and_the_rest_stays_literal() -> None:
-    words = [word("http://${SPARK_HEAD_ADDRESS}:8000"), word("$(id) ${SPARK_DECODE_ADDRESS}'"), word("${OTHER}")]
+    words = [
+        word(Template("http://${SPARK_HEAD_ADDRESS}:8000")),
+        word(Template("$(id) ${SPARK_DECODE_ADDRESS}'")),
+        word(Template("${OTHER}")),
+        word("${SPARK_HEAD_ADDRESS}"),  # a user's text: only compiler-written Templates are filled
+    ]
     assert words[0] == '"http://${SPARK_HEAD_ADDRESS}:8000"'
     script = "SPARK_HEAD_ADDRESS=h SPARK_DECODE_ADDRESS=d OTHER=o; " + 'printf "%s\\0" ' + " ".join(words)
     out = subprocess.run(["bash", "-c", script], capture_output=True, check=True, text=True).stdout
-    assert out.split("\0")[:-1] == ["http://h:8000", "$(id) d'", "${OTHER}"]
+    assert out.split("\0")[:-1] == ["http://h:8000", "$(id) d'", "${OTHER}", "${SPARK_HEAD_ADDRESS}"]
 
 
 def test_a_command_puts_each_option_on_its_own_line() -> None:
