@@ -1,4 +1,7 @@
-"""Hostile values (quotes, `$(...)`, backticks, newlines, `;`) reach vLLM intact and run nothing."""
+"""Hostile values (quotes, `$(...)`, backticks, newlines, `;`) reach vLLM intact and run nothing.
+
+test_target_every_setting.py pushes every string setting of the schema through every target.
+"""
 
 from __future__ import annotations
 
