@@ -102,6 +102,8 @@ def test_notes_become_related_locations_and_fixes_become_replacements(spark: Any
     change = by_code["SPK101"]["fixes"][0]["artifactChanges"][0]
     assert change["replacements"][0]["insertedContent"]["text"] == "checkpoint"
     assert change["replacements"][0]["deletedRegion"]["startColumn"] == 3
+    # A did-you-mean is a guess: `spark check --fix` leaves it to `--unsafe-fixes`.
+    assert by_code["SPK101"]["fixes"][0]["properties"] == {"safe": False}
 
 
 def test_warnings_and_infos_map_to_sarif_levels() -> None:

@@ -40,6 +40,8 @@ def diagnostic_dict(d: Diagnostic, sources: dict[str, SourceFile]) -> dict[str, 
         out["fixes"] = [
             {
                 "message": fix.message,
+                # `spark check --fix` applies safe fixes; the others need `--unsafe-fixes`.
+                "safe": fix.safe,
                 "edits": [
                     {
                         "file": e.location.file,

@@ -115,6 +115,8 @@ def _fix(fix: Fix, sources: dict[str, SourceFile]) -> dict[str, Any]:
             }
             for f, replacements in by_file.items()
         ],
+        # Not a SARIF field: whether `spark check --fix` applies it without `--unsafe-fixes`.
+        "properties": {"safe": fix.safe},
     }
 
 
