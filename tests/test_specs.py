@@ -61,4 +61,4 @@ def test_secrets_never_reach_argv_or_env(result: Any) -> None:
 def test_plan_json_snapshot(result: Any, name: str, snapshot: Any) -> None:
     plan = result.plan(name)
     assert plan is not None
-    assert plan_dict(plan) == snapshot
+    assert plan_dict(plan, result.sources) == snapshot

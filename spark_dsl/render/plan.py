@@ -5,63 +5,26 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from spark_dsl.plan.model import Plan, Resolved
-from spark_dsl.targets.shell_words import quote
+from spark_dsl.plan.model import Plan
+from spark_dsl.render.plan_settings import Sources, json_settings, text_rows
+from spark_dsl.targets.shell_words import word
 from spark_dsl.text_escape import json_document, visible
 from spark_dsl.units import format_count
-from spark_dsl.values import Parallel, SecretRef, Speculative
 
-SETTING_ORDER = (
-    "model",
-    "accelerator",
-    "gpus",
-    "nodes",
-    "checkpoint",
-    "parallel",
-    "speculative",
-    "attention",
-    "frontend",
-    "max_model_len",
-    "max_num_seqs",
-    "kv_cache_dtype",
-    "modalities",
-    "prefix_caching",
-    "chunked_prefill",
-    "model_runner",
-    "gpu_memory_utilization",
-    "allow_unvalidated",
-    "concurrency",
-    "goal",
-)
 CAPACITY_CAVEAT = (
     "estimate ignores activation memory and CUDA graphs; a replica is one tensor-parallel group and "
     "experts sharded over data-parallel ranks are not counted, which errs on the safe side"
 )
 
 
-def json_value(value: Any) -> Any:
-    if isinstance(value, (Parallel, Speculative)):
-        return value.spelled()
-    if isinstance(value, SecretRef):
-        return {value.kind: value.name}
-    if isinstance(value, tuple):
-        return [json_value(v) for v in value]
-    return value
-
-
-def _ordered(plan: Plan) -> list[tuple[str, Resolved]]:
-    keys = [k for k in SETTING_ORDER if k in plan.settings]
-    keys += sorted(k for k in plan.settings if k not in SETTING_ORDER)
-    return [(k, plan.settings[k]) for k in keys]
-
-
-def plan_dict(plan: Plan) -> dict[str, Any]:
+def plan_dict(plan: Plan, sources: Sources | None = None) -> dict[str, Any]:
+    """The JSON of one plan; `sources` (every file the run read) gives profiles' lines and columns."""
     capacity = plan.capacity[0].as_dict() if plan.capacity else None
     out: dict[str, Any] = {
         "name": plan.name,
         "file": plan.deployment.source.name,
         "path": plan.path,
-        "settings": {k: {"value": json_value(r.value), "origin": r.origin} for k, r in _ordered(plan)},
+        "settings": json_settings(plan, sources),
         "capacity": capacity,
         "capacity_by_role": [c.as_dict() for c in plan.capacity],
         "launches": [launch.as_dict() for launch in plan.launches],
@@ -82,33 +45,11 @@ def _notes(plan: Plan) -> list[str]:
     return notes
 
 
-def _show(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (Parallel, Speculative)):
-        return value.spelled()
-    if isinstance(value, tuple):
-        return "[" + ", ".join(map(str, value)) + "]"
-    if isinstance(value, int) and value >= 1024:
-        return f"{format_count(value)} ({value:,})"
-    return str(value)
-
-
-def _where(r: Resolved, plan: Plan) -> str:
-    if r.location is None:
-        return r.origin
-    src = plan.deployment.source
-    if r.location.file == src.name:
-        line, _ = src.index.position(r.location.span.start)
-        return f"{r.origin} (line {line})"
-    return f"{r.origin} ({r.location.file})"
-
-
-def render_text(plans: list[Plan]) -> str:
+def render_text(plans: list[Plan], sources: Sources | None = None) -> str:
     out: list[str] = []
     for plan in plans:
         out.append(f"deployment {plan.name} ({plan.deployment.source.name}): {plan.path.upper()} path")
-        rows = [(k, _show(r.value), _where(r, plan)) for k, r in _ordered(plan)]
+        rows = text_rows(plan, sources)
         wk = max(len(k) for k, _, _ in rows)
         wv = max(len(v) for _, v, _ in rows)
         out.append("  settings:")
@@ -138,7 +79,7 @@ def render_text(plans: list[Plan]) -> str:
         for launch in plan.launches:
             out.append(f"  launch {launch.role} on node {launch.node_rank}:")
             for name, value in launch.env:
-                out.append(f"    {name}={quote(value)}")
+                out.append(f"    {name}={word(value)}")
             for name, ref in launch.secrets:
                 out.append(f"    {name}=<{ref.kind} {ref.name}>")
             out.append("    " + " \\\n      ".join(_argv_lines(launch.argv)))
@@ -148,24 +89,24 @@ def render_text(plans: list[Plan]) -> str:
 
 
 def _argv_lines(argv: tuple[str, ...]) -> list[str]:
-    """One flag (with its value) per line, as a shell would take it."""
+    """One flag (with its value) per line, as bash takes it: run-time values as `"${SPARK_...}"`."""
     head = 3 if argv[:2] == ("vllm", "serve") else 1
-    lines: list[str] = [" ".join(quote(a) for a in argv[:head])]
+    lines: list[str] = [" ".join(word(a) for a in argv[:head])]
     i = head
     while i < len(argv):
         if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-            lines.append(f"{quote(argv[i])} {quote(argv[i + 1])}")
+            lines.append(f"{word(argv[i])} {word(argv[i + 1])}")
             i += 2
         else:
-            lines.append(quote(argv[i]))
+            lines.append(word(argv[i]))
             i += 1
     return lines
 
 
-def render_json(plans: list[Plan], diagnostics_doc: dict[str, Any]) -> str:
+def render_json(plans: list[Plan], diagnostics_doc: dict[str, Any], sources: Sources | None = None) -> str:
     doc = {
         "version": 1,
-        "deployments": [plan_dict(p) for p in plans],
+        "deployments": [plan_dict(p, sources) for p in plans],
         "diagnostics": diagnostics_doc["diagnostics"],
         "summary": diagnostics_doc["summary"],
     }

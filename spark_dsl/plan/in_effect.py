@@ -1,0 +1,303 @@
+"""Every setting in effect for a deployment, with where its value comes from: what `spark plan` lists.
+
+The plan's own settings (what the recipe resolves) come first; then the values vLLM takes for keys
+the spec leaves to it (`max_model_len`, `max_num_seqs`, ...), then every key of the `serve`,
+`runtime`, `weights`, `disaggregation`, `workload` and declared `target` blocks that has a value,
+written or default. A default that depends on other settings is computed where this module can
+(`target.kubernetes.cpu` is 4 per GPU), else shown as the schema describes it (`described`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from spark_dsl import catalog
+from spark_dsl.plan.model import RECIPE_DEFAULT, Plan, Resolved
+from spark_dsl.schema import BlockSpec, KeySpec, Kind, deployment_schema
+from spark_dsl.span import Location
+from spark_dsl.units import DURATION_UNITS, SIZE_UNITS
+from spark_dsl.values import TypedBody
+
+DEFAULT = "default"
+VLLM_DEFAULT = "vLLM default"
+# The plan's own keys, in the order people read them (RULES.md's order of decisions).
+SETTING_ORDER = (
+    "model",
+    "accelerator",
+    "gpus",
+    "nodes",
+    "checkpoint",
+    "parallel",
+    "speculative",
+    "attention",
+    "frontend",
+    "max_model_len",
+    "max_num_seqs",
+    "kv_cache_dtype",
+    "modalities",
+    "prefix_caching",
+    "chunked_prefill",
+    "model_runner",
+    "gpu_memory_utilization",
+    "allow_unvalidated",
+    "concurrency",
+    "goal",
+)
+# Blocks listed after the plan's settings, in this order; `target` blocks last, one per target.
+BLOCK_ORDER = ("workload", "serve", "runtime", "weights", "disaggregation")
+# Keys the plan already shows under their own name (`fabric`, `router_image`, the workload).
+SHOWN_BY_PLAN = {"runtime.fabric": "fabric", "runtime.router_image": "router_image"}
+# vLLM 0.33's own default batch size for its API server on GPUs with 70 GiB or more (H100 class
+# and up): vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults; 256 on smaller GPUs.
+VLLM_MAX_NUM_SEQS_LARGE_GPU = 1024
+VLLM_MAX_NUM_SEQS_SMALL_GPU = 256
+LARGE_GPU_BYTES = 70 * 2**30
+
+
+@dataclass(frozen=True, slots=True)
+class InEffect:
+    """One setting: dotted key, value, origin (`user`, `profile NAME`, `recipe default`, `default`,
+    `vLLM default`, ...), where it was written (None for defaults), and the value's kind for
+    display. `described` marks a default the schema describes in words (the value is that text)."""
+
+    key: str
+    value: Any
+    origin: str
+    location: Location | None = None
+    kind: Kind | None = None
+    described: bool = False
+
+
+def settings_in_effect(plan: Plan) -> list[InEffect]:
+    return [*_plan_settings(plan), *_block_settings(plan)]
+
+
+def _plan_settings(plan: Plan) -> Iterator[InEffect]:
+    schema = deployment_schema().keys
+    settings = {
+        key: InEffect(key, r.value, r.origin, r.location, schema[key].kind if key in schema else None)
+        for key, r in plan.settings.items()
+    }
+    for key, default in _vllm_defaults(plan).items():
+        settings.setdefault(key, default)
+    settings.setdefault("allow_unvalidated", InEffect("allow_unvalidated", False, DEFAULT, kind=Kind.BOOL))
+    keys = [k for k in SETTING_ORDER if k in settings]
+    keys += sorted(k for k in settings if k not in SETTING_ORDER)
+    for key in keys:
+        yield settings[key]
+
+
+def _vllm_defaults(plan: Plan) -> dict[str, InEffect]:
+    """What vLLM 0.33 takes for the keys a plan leaves to it (no flag, no variable emitted)."""
+    large = plan.accelerator.memory_gb * 10**9 >= LARGE_GPU_BYTES
+    return {
+        # vllm/config/model.py: without --max-model-len, the model's own context length.
+        "max_model_len": InEffect(
+            "max_model_len", plan.model.max_context, f"{VLLM_DEFAULT}: the model's context length", kind=Kind.COUNT
+        ),
+        "max_num_seqs": InEffect(
+            "max_num_seqs",
+            VLLM_MAX_NUM_SEQS_LARGE_GPU if large else VLLM_MAX_NUM_SEQS_SMALL_GPU,
+            f"{VLLM_DEFAULT} for {plan.accelerator.display_name}",
+            kind=Kind.COUNT,
+        ),
+        # vllm/config/cache.py: CacheConfig.gpu_memory_utilization = 0.92 (the catalog's threshold).
+        "gpu_memory_utilization": InEffect(
+            "gpu_memory_utilization", plan.threshold("gpu_memory_utilization"), VLLM_DEFAULT, kind=Kind.FRACTION
+        ),
+        # No --attention-backend: vLLM picks one for the hardware and model.
+        "attention": InEffect("attention", "auto", f"{VLLM_DEFAULT}: vLLM picks the backend", kind=Kind.SYMBOL),
+        # No VLLM_USE_V2_MODEL_RUNNER: vLLM's configuration defaults decide (vllm/envs.py).
+        "model_runner": InEffect(
+            "model_runner", "vLLM's configuration decides", VLLM_DEFAULT, kind=Kind.SYMBOL, described=True
+        ),
+    }
+
+
+def _block_settings(plan: Plan) -> Iterator[InEffect]:
+    schema = deployment_schema()
+    body = plan.deployment.body
+    for name in BLOCK_ORDER:
+        block = body.block(name)
+        if name == "disaggregation":
+            if block is not None:
+                yield from _disaggregation(plan, block, schema.blocks[name])
+            continue
+        if name == "workload":
+            continue  # concurrency and goal are plan settings already
+        yield from _keys(plan, name, schema.blocks[name], block)
+    target_specs = schema.blocks["target"].labels or {}
+    for kind, target in sorted(body.labelled("target").items()):
+        spec = target_specs.get(kind)
+        if spec is not None:
+            yield from _keys(plan, f"target.{kind}", spec, target)
+
+
+def _keys(plan: Plan, prefix: str, spec: BlockSpec, body: TypedBody | None) -> Iterator[InEffect]:
+    for key, key_spec in spec.keys.items():
+        dotted = f"{prefix}.{key}"
+        if dotted in SHOWN_BY_PLAN:
+            continue
+        setting = body.get(key) if body is not None else None
+        if setting is not None:
+            r = Resolved.from_setting(setting)
+            yield InEffect(dotted, r.value, r.origin, r.location, key_spec.kind)
+            continue
+        applies = _APPLIES.get(dotted)
+        if applies is not None and not applies(plan, body):
+            continue  # a default that only matters with another setting
+        found = _default(plan, dotted, key_spec, body)
+        if found is not None:
+            yield found
+    for name, nested in spec.blocks.items():
+        inner = body.block(name) if body is not None else None
+        if nested.map_of is not None:
+            for key, setting in sorted((inner.settings if inner is not None else {}).items()):
+                r = Resolved.from_setting(setting)
+                yield InEffect(f"{prefix}.{name}.{key}", r.value, r.origin, r.location, nested.map_of)
+
+
+def _disaggregation(plan: Plan, body: TypedBody, spec: BlockSpec) -> Iterator[InEffect]:
+    yield from _keys(plan, "disaggregation", spec, body)
+    for pool in plan.pools:
+        nodes = pool.nodes_setting or Resolved(pool.nodes, DEFAULT)
+        prefix = f"disaggregation.{pool.role}"
+        yield InEffect(f"{prefix}.nodes", nodes.value, nodes.origin, nodes.location, Kind.INTEGER)
+        parallel = pool.parallel
+        origin = parallel.origin if parallel.location is not None else f"the deployment's parallel ({parallel.origin})"
+        yield InEffect(f"{prefix}.parallel", parallel.value, origin, parallel.location, Kind.PARALLEL)
+
+
+def _default(plan: Plan, dotted: str, spec: KeySpec, body: TypedBody | None) -> InEffect | None:
+    computed = _COMPUTED.get(dotted)
+    if computed is not None:
+        value, origin = computed(plan, body)
+        return InEffect(dotted, value, origin, None, spec.kind)
+    if not spec.default:
+        return None  # nothing in effect: the key is simply not used
+    literal = _literal(spec)
+    if literal is not None:
+        return InEffect(dotted, literal, DEFAULT, None, spec.kind)
+    return InEffect(dotted, spec.default, DEFAULT, None, spec.kind, described=True)
+
+
+def _literal(spec: KeySpec) -> Any:
+    """The schema's default as a value of the key's kind, or None when it is a description."""
+    text = spec.default.split(":", 1)[0].strip()  # "false: vLLM downloads on start" -> "false"
+    if spec.kind in (Kind.INTEGER, Kind.COUNT) and text.isdigit():
+        return int(text)
+    if spec.kind is Kind.BOOL and text in ("true", "false"):
+        return text == "true"
+    if spec.kind is Kind.SYMBOL and text in spec.symbols:
+        return text
+    if spec.kind is Kind.DURATION:
+        return _duration(text)
+    if spec.kind is Kind.SIZE:
+        unit = text.lstrip("0123456789")
+        number = text[: len(text) - len(unit)]
+        return int(number) * SIZE_UNITS[unit] if number and unit in SIZE_UNITS else None
+    if spec.kind is Kind.STRING and text and " " not in text and "`" not in text:
+        return text
+    if spec.kind is Kind.VOLUME and text == "emptydir":
+        from spark_dsl.values import Volume
+
+        return Volume("emptydir")
+    return None
+
+
+def _duration(text: str) -> int | None:
+    total, number = 0, ""
+    for ch in text:
+        if ch.isdigit():
+            number += ch
+        elif ch in DURATION_UNITS and number:
+            total, number = total + int(number) * DURATION_UNITS[ch], ""
+        else:
+            return None
+    return total if text and not number else None
+
+
+# ---- defaults that depend on other settings: the values the targets compute ------------------
+
+
+def _api_port(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+    from spark_dsl.plan.launches import api_port
+
+    return api_port(plan), RECIPE_DEFAULT
+
+
+def _image(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+    return catalog.load().image(plan.accelerator.vendor), f"{RECIPE_DEFAULT} (vLLM's image for {plan.path})"
+
+
+def _project(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+    return plan.name, f"{DEFAULT}: the deployment name"
+
+
+def _gpus(plan: Plan) -> int:
+    return int(plan.value("gpus"))
+
+
+def _cpu(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+    from spark_dsl.targets.pod_resources import CPU_PER_GPU
+
+    return CPU_PER_GPU * _gpus(plan), f"{DEFAULT}: {CPU_PER_GPU} per GPU"
+
+
+def _memory(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+    from spark_dsl.targets.pod_resources import MEMORY_PER_GPU
+
+    runtime = plan.deployment.body.block("runtime")
+    shm = int(runtime.value("shm_size") or 0) if runtime is not None else 0
+    return MEMORY_PER_GPU * _gpus(plan) + shm, f"{DEFAULT}: 16GiB per GPU + runtime.shm_size"
+
+
+def _ephemeral_storage(plan: Plan, body: TypedBody | None) -> tuple[Any, str]:
+    from spark_dsl.plan.weights import staging
+    from spark_dsl.targets.pod_resources import SMALL_EPHEMERAL_STORAGE, emptydir_size
+
+    cache = body.value("model_cache") if body is not None else None
+    if cache is None or cache.kind == "emptydir":
+        return emptydir_size(staging(plan)), f"{DEFAULT}: the download's size (model_cache = emptydir)"
+    return SMALL_EPHEMERAL_STORAGE, DEFAULT
+
+
+_COMPUTED: dict[str, Callable[[Plan, TypedBody | None], tuple[Any, str]]] = {
+    "serve.port": _api_port,
+    "runtime.image": _image,
+    "target.compose.project": _project,
+    "target.kubernetes.cpu": _cpu,
+    "target.kubernetes.memory": _memory,
+    "target.kubernetes.ephemeral_storage": _ephemeral_storage,
+    "target.kubernetes.rdma_devices": lambda plan, _body: (_gpus(plan), f"{DEFAULT}: one per GPU"),
+}
+
+
+def _claim(_plan: Plan, body: TypedBody | None) -> bool:
+    cache = body.value("model_cache") if body is not None else None
+    return cache is not None and cache.kind == "pvc"
+
+
+def _fabric(plan: Plan) -> str | None:
+    runtime = plan.deployment.body.block("runtime")
+    return runtime.value("fabric") if runtime is not None else None
+
+
+def _rdma(plan: Plan, _body: TypedBody | None) -> bool:
+    return _fabric(plan) in ("infiniband", "roce")
+
+
+def _rdma_or_efa(plan: Plan, _body: TypedBody | None) -> bool:
+    return _fabric(plan) in ("infiniband", "roce", "efa")
+
+
+# Defaults shown only where they take effect: the claim's size and class with `pvc(...)`, the
+# RDMA resource with an InfiniBand or RoCE fabric, the device count with any RDMA fabric.
+_APPLIES: dict[str, Callable[[Plan, TypedBody | None], bool]] = {
+    "target.kubernetes.cache_size": _claim,
+    "target.kubernetes.storage_class": _claim,
+    "target.kubernetes.rdma_resource": _rdma,
+    "target.kubernetes.rdma_devices": _rdma_or_efa,
+}
