@@ -64,6 +64,7 @@ def test_json_format_is_the_cli_contract(spark: Callable[..., Any], project: Cal
     assert d["fixes"] == [
         {
             "message": "replace with `b200`",
+            "safe": False,  # a did-you-mean is a guess: only --unsafe-fixes applies it
             "edits": [{"file": "a.spark", "line": 3, "column": 17, "end_line": 3, "end_column": 22, "text": "b200"}],
         }
     ]
