@@ -33,19 +33,65 @@ def _usage(message: str) -> NoReturn:
 
 
 def _use_colour(no_color: bool) -> bool:
-    if no_color or "NO_COLOR" in os.environ:
-        return False
-    return sys.stdout.isatty()
+    from spark_dsl.cli_options import colour_wanted
+
+    return colour_wanted(no_color)
+
+
+def _root_option(fn: Any) -> Any:
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Project root that imports may not leave, for every file "
+        "(default: each file's project root: the nearest folder above it with spark.toml, "
+        "a pyproject.toml with [tool.spark], or .git; else the file's own folder).",
+    )(fn)
+
+
+def _conventions(fn: Any) -> Any:
+    """The options every command that checks specs shares (docs/cli.md)."""
+    from spark_dsl import cli_options
+
+    for option in (
+        cli_options.stdin_filename_option,
+        cli_options.output_file_option,
+        cli_options.quiet_option,
+        cli_options.color_option,
+    ):
+        fn = option(fn)
+    return fn
+
+
+def _default_paths(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """No path means the current folder, as in ruff and terraform."""
+    return value or (".",)
+
+
+def _show_settings(fn: Any) -> Any:
+    from spark_dsl.cli_options import show_settings_option
+
+    return show_settings_option(fn)
+
+
+def _deny(fn: Any) -> Any:
+    from spark_dsl.cli_options import deny_option
+
+    return deny_option(fn)
+
+
+def _fmt_conventions(fn: Any) -> Any:
+    from spark_dsl import cli_options
+
+    return cli_options.stdin_filename_option(cli_options.quiet_option(fn))
 
 
 def _common(fn: Any) -> Any:
-    fn = click.option(
-        "--root",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=Path("."),
-        show_default=True,
-        help="Project root that imports may not leave.",
-    )(fn)
+    from spark_dsl import cli_options
+
+    fn = cli_options.deployment_option(fn)
+    fn = _conventions(fn)
+    fn = _root_option(fn)
     fn = click.option(
         "--format",
         "fmt",
@@ -57,7 +103,7 @@ def _common(fn: Any) -> Any:
     fn = click.option(
         "--deny", type=click.Choice(["warnings"]), multiple=True, help="Make warnings fail the run."
     )(fn)
-    fn = click.option("--no-color", is_flag=True, help="No colour (NO_COLOR is honoured too).")(fn)
+    fn = click.option("--no-color", is_flag=True, help="Same as --color never.")(fn)
     return fn
 
 
@@ -67,36 +113,59 @@ def main() -> None:
     """Compile `.spark` deployment specs into checked vLLM deployments."""
 
 
-def checked_run(paths: tuple[str, ...], root: Path) -> Any:
-    """Runs the pipeline over the paths; usage errors exit 2, internal failures exit 3."""
+def checked_run(paths: tuple[str, ...], root: Path | None, overlays: dict[Path, str] | None = None) -> Any:
+    """Runs the pipeline over the paths (`-` is standard input); usage errors exit 2, internal
+    failures exit 3. `-d`, `--show-settings` and the project settings apply here."""
     import stat
 
+    from spark_dsl import cli_options
     from spark_dsl.files import Unreadable, inspect, printable
     from spark_dsl.pipeline import UsageError, collect_paths, run
+    from spark_dsl.project import Projects
 
-    status = inspect(root)
-    if isinstance(status, Unreadable):
-        _usage(f"cannot use --root {printable(str(root))}: {status.reason}")
-    if not stat.S_ISDIR(status.st_mode):
-        _usage(f"--root {printable(str(root))} is not a directory")
+    if root is not None:
+        status = inspect(root)
+        if isinstance(status, Unreadable):
+            _usage(f"cannot use --root {printable(str(root))}: {status.reason}")
+        if not stat.S_ISDIR(status.st_mode):
+            _usage(f"--root {printable(str(root))} is not a directory")
+    projects = Projects(forced=root)
+    conventions = cli_options.current()
     skipped: list[str] = []
     try:
-        files = collect_paths(list(paths), root, skipped)
-    except UsageError as err:
+        stdin = cli_options.stdin_path(paths)
+        files = collect_paths([p for p in paths if p != cli_options.STDIN], projects, skipped)
+        if stdin is not None:
+            if root is not None and not stdin.resolve().is_relative_to(root.resolve()):
+                raise UsageError(f"--stdin-filename {printable(str(stdin))} is outside the project root (see --root)")
+            files = [f for f in files if f.resolve() != stdin.resolve()]
+            files.insert(0 if paths[0] == cli_options.STDIN else len(files), stdin)
+            overlays = {stdin: cli_options.stdin_text(), **(overlays or {})}
+    except (UsageError, cli_options.StdinError) as err:
         _usage(str(err))
     for line in skipped:
         click.echo(f"spark: {line}", err=True)
+    if conventions.show_settings:
+        ctx = click.get_current_context()
+        sys.exit(cli_options.show_settings(projects, files, ctx.params.get("fmt", "text"), ctx.params.get("deny", ())))
 
     def note(path: Path) -> None:
         _Current.path = printable(str(path))
 
     try:
-        return run(files, root, on_file=note)
+        result = run(files, projects, overlays, on_file=note)
     except Exception as err:
         _internal_failure(err)
+    if conventions.deployments:
+        problem = cli_options.only_deployments(result, conventions.deployments, paths)
+        if problem is not None:
+            _usage(problem)
+    return result
 
 
 def emit_diagnostics(result: Any, fmt: str, no_color: bool) -> None:
+    from spark_dsl import cli_options
+
     files = [s.name for s in result.files]
     if fmt == "json":
         from spark_dsl.render.json_format import render
@@ -110,6 +179,8 @@ def emit_diagnostics(result: Any, fmt: str, no_color: bool) -> None:
         from spark_dsl.render.github import render as render_github
 
         sys.stdout.write(render_github(result.diagnostics, result.sources))
+    elif cli_options.current().quiet:
+        sys.stdout.write(cli_options.quiet_text(result.diagnostics, result.sources, _use_colour(no_color)))
     else:
         from spark_dsl.render.text import render as render_text
 
@@ -119,19 +190,23 @@ def emit_diagnostics(result: Any, fmt: str, no_color: bool) -> None:
 
 
 def exit_code(result: Any, deny: tuple[str, ...]) -> int:
+    """1 for errors, and for warnings under `--deny warnings` or a project's `warnings-as-errors`."""
+    from spark_dsl.cli_options import current
     from spark_dsl.diagnostics import Severity
 
     if result.has_errors:
         return EXIT_ERRORS
-    if "warnings" in deny and any(d.severity is Severity.WARNING for d in result.diagnostics):
+    denied = "warnings" in deny or "warnings" in current().deny
+    if denied and any(d.severity is Severity.WARNING for d in result.diagnostics):
         return EXIT_ERRORS
-    return EXIT_OK
+    return EXIT_ERRORS if result.has_denied_warnings else EXIT_OK
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, callback=_default_paths)
 @_common
-def check(paths: tuple[str, ...], root: Path, fmt: str, deny: tuple[str, ...], no_color: bool) -> None:
+@_show_settings
+def check(paths: tuple[str, ...], root: Path | None, fmt: str, deny: tuple[str, ...], no_color: bool) -> None:
     """Parse, resolve and check files (a directory means every *.spark below it)."""
     result = checked_run(paths, root)
     try:
@@ -166,15 +241,26 @@ def explain(code: str | None, fmt: str, list_codes: bool) -> None:
 
 
 @main.command(name="fmt")
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, callback=_default_paths)
+@_fmt_conventions
 @click.option("--check", is_flag=True, help="Write nothing; list files that would change.")
 @click.option("--diff", "show_diff", is_flag=True, help="Write nothing; print the changes.")
 def fmt_command(paths: tuple[str, ...], check: bool, show_diff: bool) -> None:
     """Canonical formatting, comments kept, idempotent (`-` formats stdin to stdout)."""
+    from spark_dsl.cli_options import current
     from spark_dsl.format.command import FormatUsageError, format_paths
 
     try:
-        code = format_paths(list(paths), check, show_diff, sys.stdout, sys.stderr)
+        conventions = current()
+        code = format_paths(
+            list(paths),
+            check,
+            show_diff,
+            sys.stdout,
+            sys.stderr,
+            stdin_name=conventions.stdin_filename,
+            quiet=conventions.quiet,
+        )
     except FormatUsageError as err:
         _usage(str(err))
     except BrokenPipeError:  # `spark fmt --diff | head`: the reader has seen enough
@@ -213,11 +299,21 @@ def lsp(stdio: bool) -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, callback=_default_paths)
 @click.option("-d", "--deployment", "names", multiple=True, help="Only these deployments.")
-@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--no-color", is_flag=True, help="No colour (NO_COLOR is honoured too).")
+@_root_option
+@_conventions
+@_deny
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+    help="text: values with origins, capacity and launches, for people; json: the same for programs; "
+    "sarif, github: the diagnostics only, as `spark check` writes them.",
+)
+@click.option("--no-color", is_flag=True, help="Same as --color never.")
 @click.option(
     "--verify-vllm",
     is_flag=True,
@@ -231,7 +327,7 @@ def lsp(stdio: bool) -> None:
 def plan(
     paths: tuple[str, ...],
     names: tuple[str, ...],
-    root: Path,
+    root: Path | None,
     fmt: str,
     no_color: bool,
     verify_vllm: bool,
@@ -246,7 +342,9 @@ def plan(
             if unknown:
                 _usage(f"no deployment named {', '.join(unknown)} in {', '.join(paths)}")
             plans = [p for p in plans if p.name in names]
-        if fmt == "json":
+        if fmt in ("sarif", "github"):
+            emit_diagnostics(result, fmt, no_color)
+        elif fmt == "json":
             from spark_dsl.render.json_format import diagnostics_document
             from spark_dsl.render.plan import render_json
 
@@ -338,13 +436,29 @@ def _build_scope(result: Any, paths: tuple[str, ...], root: Path) -> Any:
     )
 
 
+def _build_places(result: Any, paths: tuple[str, ...], out_dir: Path | None, root: Path | None) -> tuple[Path, Path]:
+    """The output folder (`-o`, else the project's `output`) and the root the outputs' source
+    paths are relative to (`--root`, else the project root of the first path)."""
+    from spark_dsl.cli_options import STDIN, configured_output, stdin_path
+
+    if out_dir is None:
+        configured = configured_output(result, paths)
+        if isinstance(configured, str):
+            _usage(configured)
+        out_dir = configured
+    if root is None:
+        first = stdin_path(paths) if paths[0] == STDIN else Path(paths[0])
+        root = result.projects.of(first or Path(".")).root
+    return out_dir, root
+
+
 def _report_output_problems(problems: list[Any]) -> None:
     for problem in problems:
         click.echo(f"spark: error[{problem.code}]: {problem.message}\n  = help: {problem.help}", err=True)
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, callback=_default_paths)
 @click.option(
     "-t",
     "--target",
@@ -358,9 +472,9 @@ def _report_output_problems(problems: list[Any]) -> None:
     "--output",
     "out_dir",
     type=click.Path(path_type=Path),
-    default=Path("build"),
-    show_default=True,
-    help="Folder that receives one folder per deployment.",
+    default=None,
+    help="Folder that receives one folder per deployment "
+    "(default: the project's `output` setting, else `build` in the current folder).",
 )
 @click.option("--check", is_flag=True, help="Write nothing; list every file a build would change.")
 @click.option(
@@ -372,10 +486,10 @@ def _report_output_problems(problems: list[Any]) -> None:
 def build(
     paths: tuple[str, ...],
     targets: tuple[str, ...],
-    out_dir: Path,
+    out_dir: Path | None,
     check: bool,
     take_over: bool,
-    root: Path,
+    root: Path | None,
     fmt: str,
     deny: tuple[str, ...],
     no_color: bool,
@@ -387,12 +501,15 @@ def build(
     if unknown:
         _usage(f"unknown target {unknown[0]!r}; targets are {', '.join(TARGET_KINDS)}")
     result = checked_run(paths, root)
+    out_dir, root = _build_places(result, paths, out_dir, root)
     try:
+        from spark_dsl.cli_options import current
         from spark_dsl.targets import writer
         from spark_dsl.targets.build import build as render_outputs
 
+        # Deployments with errors, and those `-d` left out, keep whatever folders they had.
         failing = sorted(
-            {d.name for d in result.deployments if result.deployment_has_errors(d.name)}
+            {d.name for d in result.deployments if result.deployment_has_errors(d.name)} | current().left_out
         )
         forced = tuple(dict.fromkeys(targets))
         outcome = render_outputs(result.plans, result.deployment_has_errors, failing, forced, root)
@@ -423,8 +540,9 @@ def build(
             _report_output_problems(err.problems)
             sys.exit(EXIT_ERRORS)
         emit_diagnostics(result, fmt, no_color)
-        for line in report:
-            click.echo(f"spark: {line}", err=True)
+        if not current().quiet:
+            for line in report:
+                click.echo(f"spark: {line}", err=True)
     except Exception as err:  # a bug becomes exit 3 with the file's name, never a traceback
         _internal_failure(err)
     sys.exit(exit_code(result, deny))

@@ -45,10 +45,11 @@ class CodeDoc:
 def registry() -> dict[str, CodeDoc]:
     """Every code the compiler can report, by code, in code order."""
     from spark_dsl import front_end_codes
+    from spark_dsl.config_codes import CONFIG_CODES
     from spark_dsl.targets.codes import BUILD_CODES
 
     docs: dict[str, CodeDoc] = {}
-    sources = [front_end_codes.CODES, BUILD_CODES]
+    sources = [front_end_codes.CODES, BUILD_CODES, CONFIG_CODES]
     from spark_dsl.rules import registry as rule_registry
 
     sources.append([rule.doc for rule in rule_registry.all_rules()])
@@ -86,6 +87,7 @@ RANGES = (
     ("SPK3", "Capacity"),
     ("SPK4", "The recipe's workload advice"),
     ("SPK5", "Target settings"),
+    ("SPK6", "Project configuration"),
     ("SPK9", "Safety"),
 )
 

@@ -16,7 +16,7 @@ import errno
 import os
 import stat
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,16 +164,17 @@ class Skipped:
     reason: str
 
 
-def scan(folder: Path, root: Path) -> tuple[list[Path], list[Skipped]]:
+def scan(folder: Path, root: Path, prune: Callable[[Path], bool] | None = None) -> tuple[list[Path], list[Skipped]]:
     """Every regular `*.spark` file below `folder`, sorted, and the entries left out.
 
     Symlinked folders are not entered (no loops, no escapes); a symlinked `.spark`
     file is kept only when it resolves to a regular file inside `root`, which must be
     resolved already. FIFOs, sockets and devices named `*.spark` are left out unread.
+    Folders for which `prune` is true (a project's `exclude`) are not entered.
     """
     found: list[Path] = []
     skipped: list[Skipped] = []
-    for entry in _walk(folder):
+    for entry in _walk(folder, prune):
         path = Path(entry.path)
         if not entry.name.endswith(".spark"):
             continue
@@ -194,8 +195,9 @@ def scan(folder: Path, root: Path) -> tuple[list[Path], list[Skipped]]:
     return sorted(found), sorted(skipped, key=lambda s: s.path)
 
 
-def _walk(folder: Path) -> Iterator[os.DirEntry[str]]:
-    """Entries below `folder`, depth first, entering only real (not symlinked) folders."""
+def _walk(folder: Path, prune: Callable[[Path], bool] | None = None) -> Iterator[os.DirEntry[str]]:
+    """Entries below `folder`, depth first, entering only real (not symlinked) folders that
+    `prune` does not refuse."""
     pending = [folder]
     while pending:
         current = pending.pop()
@@ -207,7 +209,7 @@ def _walk(folder: Path) -> Iterator[os.DirEntry[str]]:
         for entry in listed:
             yield entry
             try:
-                if entry.is_dir(follow_symlinks=False):
+                if entry.is_dir(follow_symlinks=False) and not (prune and prune(Path(entry.path))):
                     pending.append(Path(entry.path))
             except OSError:
                 continue

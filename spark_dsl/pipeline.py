@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import re
 import stat
 from collections.abc import Callable, Iterable
@@ -12,6 +13,7 @@ from pathlib import Path
 from spark_dsl.diagnostics import Diagnostic, DiagnosticSink, Note, Severity
 from spark_dsl.loader import Loader, ResolvedDeployment, SourceFile
 from spark_dsl.plan.model import Plan
+from spark_dsl.project import Projects
 from spark_dsl.span import Location
 
 IGNORE_COMMENT = re.compile(r"#\s*spark:\s*ignore\[([A-Z0-9,\s]+)\]")
@@ -28,6 +30,8 @@ class RunResult:
     diagnostics: list[Diagnostic]
     sources: dict[str, SourceFile] = field(default_factory=dict)
     plans: list[Plan] = field(default_factory=list)
+    # The projects the run's files belong to, with their settings (spark_dsl.project).
+    projects: Projects = field(default_factory=Projects)
 
     def plan(self, name: str) -> Plan | None:
         return next((p for p in self.plans if p.name == name), None)
@@ -39,18 +43,30 @@ class RunResult:
     def has_errors(self) -> bool:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
+    @property
+    def has_denied_warnings(self) -> bool:
+        """A warning in a file whose project sets `warnings-as-errors`."""
+        for d in self.diagnostics:
+            if d.severity is Severity.WARNING and d.location is not None:
+                source = self.sources.get(d.location.file)
+                if source is not None and self.projects.of(source.path).settings.warnings_as_errors.value:
+                    return True
+        return False
 
-def collect_paths(paths: list[str], root: Path, skipped: list[str] | None = None) -> list[Path]:
+
+def collect_paths(paths: list[str], root: Path | Projects, skipped: list[str] | None = None) -> list[Path]:
     """The `.spark` files named by the arguments, directories searched recursively.
 
-    A path that is not there, cannot be looked at, leaves the root or is not a regular
-    file is a usage error; a folder scan leaves out, and lists in `skipped`, what it
-    must not read (FIFOs and devices, symlinks that lead out of the root).
+    A path that is not there, cannot be looked at or is not a regular file is a usage
+    error, and so is one outside `--root` when a root is forced. A folder scan leaves
+    out what the project's `include`/`exclude` settings leave out, and leaves out, and
+    lists in `skipped`, what it must not read (FIFOs and devices, symlinks that lead out
+    of the project root).
     """
     from spark_dsl import files
 
+    projects = root if isinstance(root, Projects) else Projects(forced=root)
     found: list[Path] = []
-    root = root.resolve()
     for raw in paths:
         path = Path(raw)
         shown = files.printable(raw)
@@ -62,19 +78,24 @@ def collect_paths(paths: list[str], root: Path, skipped: list[str] | None = None
         resolved = files.resolve(path)
         if isinstance(resolved, files.Unreadable):
             raise UsageError(f"cannot read {shown}: {resolved.reason}")
-        if not resolved.is_relative_to(root):
-            raise UsageError(f"{shown} is outside the project root {files.printable(str(root))} (see --root)")
+        forced = projects.forced
+        if forced is not None and not resolved.is_relative_to(forced.resolve()):
+            raise UsageError(f"{shown} is outside the project root {files.printable(str(forced))} (see --root)")
         if stat.S_ISDIR(status.st_mode):
-            below, left_out = files.scan(path, root)
+            below, left_out = projects.scan(path, resolved)
             if skipped is not None:
                 skipped.extend(f"skipped {files.display(s.path)}: {s.reason}" for s in left_out)
             if not below:
-                raise UsageError(f"{shown} holds no .spark file")
+                raise UsageError(f"{shown} holds no .spark file (that its project's include and exclude keep)")
             found.extend(below)
             continue
         problem = files.not_regular(status.st_mode)
         if problem is not None:
             raise UsageError(f"{shown} {problem.reason.removeprefix('it ')}")
+        # A symbolic link is judged where it is named: one that leads out of that project is not read.
+        named = projects.of(Path(os.path.abspath(path)).parent).root
+        if forced is None and not resolved.is_relative_to(named):
+            raise UsageError(f"{shown} resolves outside the project root {files.printable(str(named))} (see --root)")
         found.append(path)
     unique: dict[Path, Path] = {}
     for p in found:
@@ -85,12 +106,17 @@ def collect_paths(paths: list[str], root: Path, skipped: list[str] | None = None
 
 def run(
     paths: list[Path],
-    root: Path,
+    root: Path | Projects,
     overlays: dict[Path, str] | None = None,
     *,
     on_file: Callable[[Path], None] | None = None,
 ) -> RunResult:
-    """Parse, load and check `paths` in one process; never raises for bad input."""
+    """Parse, load and check `paths` in one process; never raises for bad input.
+
+    `root` is a forced root (`--root`, a test's folder) or the run's `Projects`, which
+    finds each file's project: its imports may not leave its root, and its project's
+    settings decide which warnings and infos are reported.
+    """
     # A run allocates many small objects and no reference cycles: the cyclic collector's
     # passes cost about 40% of a 1,000-spec run and free nothing, so it rests meanwhile.
     collecting = gc.isenabled()
@@ -103,15 +129,23 @@ def run(
 
 
 def _run(
-    paths: list[Path], root: Path, overlays: dict[Path, str] | None, on_file: Callable[[Path], None] | None
+    paths: list[Path], root: Path | Projects, overlays: dict[Path, str] | None, on_file: Callable[[Path], None] | None
 ) -> RunResult:
+    projects = root if isinstance(root, Projects) else Projects(forced=root)
     sink = DiagnosticSink()
-    loader = Loader(root, sink, overlays={p.resolve(): t for p, t in (overlays or {}).items()})
+    resolved_overlays = {p.resolve(): t for p, t in (overlays or {}).items()}
+    # One loader per project root: a file's imports may not leave the root of the file named
+    # to the run, and a file imported by several specs of one project is parsed once.
+    loaders: dict[Path, Loader] = {}
     files: list[SourceFile] = []
     deployments: list[ResolvedDeployment] = []
     for path in paths:
         if on_file is not None:
             on_file(path)
+        project_root = projects.of(path).root
+        loader = loaders.get(project_root)
+        if loader is None:
+            loader = loaders[project_root] = Loader(project_root, sink, overlays=resolved_overlays)
         source = loader.source(path)
         if source is None:
             continue
@@ -119,11 +153,40 @@ def _run(
         deployments.extend(loader.deployments(source))
     _check_unique_names(deployments, sink)
     plans = [plan for dep in deployments if (plan := plan_deployment(dep, sink)) is not None]
-    diagnostics = _apply_ignores(sink.items, loader.files.values())
-    order = {s.name: i for i, s in enumerate(loader.files.values())}
+    sources: dict[str, SourceFile] = {}
+    for each in loaders.values():
+        for source in each.files.values():
+            sources.setdefault(source.name, source)
+    diagnostics = _apply_ignores(sink.items, sources.values())
+    diagnostics = _apply_settings(diagnostics, sources, projects)
+    order = {name: i for i, name in enumerate(sources)}
     diagnostics.sort(key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key))
-    sources = {s.name: s for s in loader.files.values()}
-    return RunResult(files, deployments, _dedupe(diagnostics), sources, plans)
+    sources = {**_configuration_sources(projects, diagnostics), **sources}
+    return RunResult(files, deployments, _dedupe(diagnostics), sources, plans, projects)
+
+
+def _apply_settings(
+    diagnostics: list[Diagnostic], sources: dict[str, SourceFile], projects: Projects
+) -> list[Diagnostic]:
+    """Each file's project settings (`select`, `ignore`, `per-path-ignores`) applied to its
+    diagnostics, and the diagnostics of the configuration files themselves added."""
+    kept = []
+    for d in diagnostics:
+        source = sources.get(d.location.file) if d.location is not None else None
+        if source is None or projects.of(source.path).settings.keeps(d, source.path):
+            kept.append(d)
+    return [d for project in projects.all() for d in project.settings.diagnostics] + kept
+
+
+def _configuration_sources(projects: Projects, diagnostics: list[Diagnostic]) -> dict[str, SourceFile]:
+    """The configuration files that have diagnostics, so every format can quote them."""
+    named = {d.location.file for d in diagnostics if d.location is not None}
+    out = {}
+    for project in projects.all():
+        source = project.settings.source
+        if source is not None and source.name in named:
+            out[source.name] = source
+    return out
 
 
 def plan_deployment(dep: ResolvedDeployment, sink: DiagnosticSink) -> Plan | None:

@@ -24,6 +24,10 @@ COVERED_ELSEWHERE = {
     "SPK520": ("targets/test_build_fs.py", "test_a_hand_edited_folder_is_not_replaced"),
     "SPK521": ("targets/test_build_fs.py", "test_a_hostile_manifest_is_an_error_and_deletes_nothing"),
     "SPK522": ("targets/test_build_fs.py", "test_a_read_only_output_folder_is_a_clear_error"),
+    # Configuration files (spark.toml, [tool.spark]), not specs.
+    "SPK601": ("test_cli_project.py", "test_an_unknown_key_is_located_with_a_did_you_mean_and_a_fix"),
+    "SPK602": ("test_cli_project.py", "test_a_value_spark_cannot_use_is_spk602_at_the_value"),
+    "SPK603": ("test_cli_project.py", "test_a_configuration_that_is_not_toml_is_spk603"),
 }
 EXPECT = re.compile(r"#\s*expect:\s*((?:SPK\d{3}[\s,]*)+)")
 

@@ -92,9 +92,8 @@ def test_directories_are_searched_and_files_checked_in_one_process(
     [
         (["check", "nope.spark"], "no such file or directory: nope.spark"),
         (["check", "empty"], "holds no .spark file"),
-        (["check", "../"], "outside the project root"),
+        (["check", "../", "--root", "."], "outside the project root"),
         (["check", "a.spark", "--format", "xml"], "Invalid value for '--format'"),
-        (["check"], "Missing argument"),
         (["explain", "SPK999"], "unknown diagnostic code"),
     ],
 )
@@ -150,11 +149,15 @@ def test_no_color_is_honoured_even_on_a_terminal(monkeypatch: pytest.MonkeyPatch
     from spark_dsl import cli
 
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
-    monkeypatch.delenv("NO_COLOR", raising=False)
+    for name in ("NO_COLOR", "FORCE_COLOR", "TERM"):
+        monkeypatch.delenv(name, raising=False)
     assert cli._use_colour(no_color=False) is True
     assert cli._use_colour(no_color=True) is False
-    monkeypatch.setenv("NO_COLOR", "")
+    monkeypatch.setenv("NO_COLOR", "1")
     assert cli._use_colour(no_color=False) is False
+    # no-color.org: an empty NO_COLOR is as good as none.
+    monkeypatch.setenv("NO_COLOR", "")
+    assert cli._use_colour(no_color=False) is True
 
 
 def test_python_dash_m_and_console_script_agree(spark: Callable[..., Any]) -> None:

@@ -31,8 +31,12 @@ def spark_files(paths: list[str], skipped: list[str] | None = None) -> list[str]
 
     A named path that is missing, cannot be looked at or is not a regular file is a usage
     error. A folder scan stays inside the folder: it does not enter symlinked folders,
-    and leaves out (listing them in `skipped`) symlinks that lead out of it, FIFOs and devices.
+    and leaves out (listing them in `skipped`) symlinks that lead out of it, FIFOs and devices;
+    it leaves out what the project's `include` and `exclude` settings leave out, as `spark check` does.
     """
+    from spark_dsl.project import Projects
+
+    projects = Projects()
     found: list[str] = []
     for raw in paths:
         if raw == STDIN:
@@ -49,11 +53,11 @@ def spark_files(paths: list[str], skipped: list[str] | None = None) -> list[str]
             inside = files.resolve(path)
             if isinstance(inside, files.Unreadable):
                 raise FormatUsageError(f"cannot read {shown}: {inside.reason}")
-            below, left_out = files.scan(path, inside)
+            below, left_out = projects.scan(path, inside)
             if skipped is not None:
                 skipped.extend(f"skipped {files.display(s.path)}: {s.reason}" for s in left_out)
             if not below:
-                raise FormatUsageError(f"{shown} holds no .spark file")
+                raise FormatUsageError(f"{shown} holds no .spark file (that its project's include and exclude keep)")
             found.extend(p.as_posix() for p in below)
             continue
         problem = files.not_regular(status.st_mode)
@@ -63,23 +67,41 @@ def spark_files(paths: list[str], skipped: list[str] | None = None) -> list[str]
     return list(dict.fromkeys(found))
 
 
-def format_paths(paths: list[str], check: bool, diff: bool, out: TextIO, err: TextIO) -> int:
-    """Formats every file; exit code 1 for syntax errors, or for changes under --check/--diff."""
+def format_paths(
+    paths: list[str],
+    check: bool,
+    diff: bool,
+    out: TextIO,
+    err: TextIO,
+    *,
+    stdin_name: str | None = None,
+    quiet: bool = False,
+) -> int:
+    """Formats every file; exit code 1 for syntax errors, or for changes under --check/--diff.
+
+    `stdin_name` (`--stdin-filename`) is how standard input is named in messages; `quiet` leaves
+    out the "reformatted" lines and the summary, keeping errors.
+    """
+    shown = files.printable(stdin_name) if stdin_name else "<stdin>"
+    if stdin_name is not None and STDIN not in paths:
+        raise FormatUsageError("--stdin-filename names the file standard input stands for: pass `-` as the path too")
+    if paths.count(STDIN) > 1:
+        raise FormatUsageError("`-` (standard input) can be named once")
     tally = Tally()
     skipped: list[str] = []
     names = spark_files(paths, skipped)
     err.writelines(f"{line}\n" for line in skipped)
     for name in names:
-        _format_one(name, check, diff, out, err, tally)
-    _summary(tally, check or diff, err)
+        _format_one(name, shown if name == STDIN else files.printable(name), check, diff, out, err, tally, quiet)
+    if not quiet:
+        _summary(tally, check or diff, err)
     if tally.failed or ((check or diff) and tally.changed):
         return 1
     return 0
 
 
-def _read(name: str, err: TextIO, tally: Tally) -> str | None:
+def _read(name: str, shown: str, err: TextIO, tally: Tally) -> str | None:
     """The file's text; None, reported and counted, when it cannot be read (never blocks on a FIFO)."""
-    shown = "<stdin>" if name == STDIN else files.printable(name)
     data = files.read_stream(sys.stdin.buffer.read) if name == STDIN else files.read_spec(Path(name))
     if isinstance(data, files.Unreadable):
         err.write(f"error: {shown}: cannot read: {data.reason}\n")
@@ -92,11 +114,13 @@ def _read(name: str, err: TextIO, tally: Tally) -> str | None:
     return None
 
 
-def _format_one(name: str, check: bool, diff: bool, out: TextIO, err: TextIO, tally: Tally) -> None:
-    text = _read(name, err, tally)
+def _format_one(
+    name: str, shown: str, check: bool, diff: bool, out: TextIO, err: TextIO, tally: Tally, quiet: bool
+) -> None:
+    """Formats one file (`-`: standard input to standard output); `shown` is its name in messages."""
+    text = _read(name, shown, err, tally)
     if text is None:
         return
-    shown = "<stdin>" if name == STDIN else files.printable(name)
     result = format_text(text, shown)
     if result.text is None:
         _report_syntax_error(shown, text, result, err)
@@ -124,7 +148,8 @@ def _format_one(name: str, check: bool, diff: bool, out: TextIO, err: TextIO, ta
         out.write(result.text)
     elif changed:
         if _replace(Path(name), result.text, err):
-            err.write(f"reformatted {shown}\n")
+            if not quiet:
+                err.write(f"reformatted {shown}\n")
         else:
             tally.changed -= 1
             tally.failed += 1

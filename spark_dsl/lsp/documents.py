@@ -15,6 +15,7 @@ from spark_dsl.diagnostics import Diagnostic
 from spark_dsl.loader import ResolvedDeployment, SourceFile
 from spark_dsl.pipeline import RunResult, run
 from spark_dsl.plan.model import Plan
+from spark_dsl.project import Projects
 from spark_dsl.syntax import ast
 
 
@@ -61,17 +62,10 @@ def read_unopened(uri: str) -> str | None:
         return None
 
 
-def project_root(path: Path, folders: list[Path]) -> Path:
-    """The root imports may not leave: the innermost workspace folder holding the file.
-
-    Without one, the server's working folder when it holds the file (as for
-    `spark check`), else the file's own folder.
-    """
-    holding = [f for f in folders if path.is_relative_to(f)]
-    if holding:
-        return max(holding, key=lambda f: len(f.parts))
-    cwd = Path.cwd().resolve()
-    return cwd if path.is_relative_to(cwd) else path.parent
+def project_root(path: Path) -> Path:
+    """The root imports may not leave, found as `spark check` finds it (spark_dsl.project): the
+    nearest folder above the file with spark.toml, [tool.spark] or .git, whatever the workspace."""
+    return Projects().of(path).root
 
 
 @dataclass
@@ -125,7 +119,6 @@ def analyse(
     text: str,
     version: int | None,
     open_texts: dict[Path, str],
-    folders: list[Path],
 ) -> Analysis:
     """Runs the pipeline for one document; its diagnostics are those located in it.
 
@@ -134,7 +127,8 @@ def analyse(
     """
     path = document_path(uri)
     overlays = {**open_texts, path: text} if resolvable(uri) else open_texts
-    result = run([path], project_root(path, folders), overlays)
+    # The file's project as `spark check` finds it: the same root, and its settings.
+    result = run([path], Projects(), overlays)
     source = next((s for s in result.sources.values() if s.path == path), None)
     own = source.name if source is not None else None
     diagnostics = [d for d in result.diagnostics if d.location is None or d.location.file == own]

@@ -115,7 +115,7 @@ class SparkServer(LanguageServer):
         collecting = gc.isenabled()
         gc.disable()
         try:
-            analysis = analyse(uri, doc.source, doc.version, self.open_texts(), self.folders())
+            analysis = analyse(uri, doc.source, doc.version, self.open_texts())
             self.analyses[uri] = analysis
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(
@@ -247,7 +247,7 @@ def build_server() -> SparkServer:
         completion = item_support.completion if item_support else None
         snippets = bool(completion and completion.completion_item and completion.completion_item.snippet_support)
         path = document_path(uri)
-        project = (project_root(path, ls.folders()), ls.open_texts())
+        project = (project_root(path), ls.open_texts())
         offset = positions.offset(params.position)
         items = completions(text, offset, positions, path, project, snippets)
         return types.CompletionList(is_incomplete=False, items=items)

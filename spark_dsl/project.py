@@ -1,0 +1,167 @@
+"""Which project a spec belongs to: its root (the folder imports may not leave) and its settings.
+
+From a file's folder upwards, the nearest folder holding one of these decides, whichever
+comes first:
+
+- `spark.toml`;
+- `pyproject.toml` with a `[tool.spark]` table;
+- `.git` (a folder, or the file a worktree or submodule has): the repository root.
+
+`spark check`, `spark plan`, `spark build` and `spark lsp` all ask here, so the command
+line and the editor give one file the same root. A file with none of them above it is
+its own project: its folder is the root. `--root DIR` (the command line only) makes DIR
+the root of every file instead, with DIR's own configuration if it has one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_dsl import config, files
+
+SPARK_TOML = "spark.toml"
+PYPROJECT = "pyproject.toml"
+# `[tool.spark]` or `[tool.spark.x]`, for a pyproject.toml that tomllib cannot parse: it is
+# still this project's configuration, and loading it reports the syntax error.
+_TOOL_SPARK = re.compile(r"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*(spark|\"spark\"|'spark')(?![\w-])", re.M)
+
+# How a root was found, as `--show-settings` and `docs/configuration.md` word it.
+BY_SPARK_TOML = "spark.toml"
+BY_PYPROJECT = "pyproject.toml [tool.spark]"
+BY_GIT = "repository root (.git)"
+BY_OPTION = "--root"
+BY_OWN_FOLDER = "the file's own folder (no spark.toml, [tool.spark] or .git above it)"
+
+
+@dataclass(frozen=True)
+class Project:
+    """A root, how it was found, and the settings that apply to the files below it."""
+
+    root: Path
+    found_by: str
+    settings: config.Settings
+    # Where the search stopped: the folder holding the marker (the root unless `root = ".."`).
+    home: Path
+
+
+def has_tool_spark(pyproject: Path) -> bool:
+    """Whether a pyproject.toml configures spark (a `[tool.spark]` table, even a broken one)."""
+    import tomllib
+
+    data = files.read_spec(pyproject)
+    if isinstance(data, files.Unreadable):
+        return False
+    text = data.decode("utf-8", "replace")
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except tomllib.TOMLDecodeError:
+        return bool(_TOOL_SPARK.search(text))
+    return isinstance(tool, dict) and "spark" in tool
+
+
+def marker(folder: Path) -> tuple[str, Path | None] | None:
+    """What in `folder` makes it a project's home, and the configuration file if any."""
+    toml = folder / SPARK_TOML
+    if _is(toml, stat.S_ISREG):
+        return BY_SPARK_TOML, toml
+    pyproject = folder / PYPROJECT
+    if _is(pyproject, stat.S_ISREG) and has_tool_spark(pyproject):
+        return BY_PYPROJECT, pyproject
+    if _is(folder / ".git", lambda mode: True):
+        return BY_GIT, None
+    return None
+
+
+def _is(path: Path, kind: Callable[[int], bool]) -> bool:
+    """Whether something of this kind is at `path`; a folder spark may not look into holds nothing."""
+    try:
+        return kind(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+@dataclass
+class Projects:
+    """Finds and remembers projects for one run, so a folder is searched and a file loaded once.
+
+    `forced` is `--root`: every file's project is that folder's.
+    """
+
+    forced: Path | None = None
+    _by_folder: dict[Path, Project] = field(default_factory=dict)
+
+    def of(self, path: Path) -> Project:
+        """The project of a file (searched from its folder) or of a folder (from itself).
+
+        A path that does not resolve (a symlink loop, a NUL, a name too long) is looked up
+        from the folder it names, so the loader can say why the file cannot be read.
+        """
+        if self.forced is not None:
+            start = self.forced.resolve()
+        else:
+            real = files.resolve(path)
+            if isinstance(real, files.Unreadable):
+                real = Path(os.path.abspath(path))
+                start = real.parent
+            else:
+                start = real if _is(real, stat.S_ISDIR) else real.parent
+        cached = self._by_folder.get(start)
+        if cached is None:
+            cached = self._find(start)
+            self._by_folder[start] = cached
+        return cached
+
+    def scan(self, folder: Path, real: Path) -> tuple[list[Path], list[files.Skipped]]:
+        """The `.spark` files a scan of `folder` (resolved: `real`) keeps, and what it left out unread.
+
+        Each folder and file below is judged by the settings of the project it is listed in:
+        an excluded folder is not entered, an excluded or not included file is left out.
+        """
+
+        def real_of(path: Path) -> Path:
+            return real / path.relative_to(folder)
+
+        def pruned(path: Path) -> bool:
+            below = real_of(path)
+            return self.of(below.parent).settings.excludes(below)
+
+        def kept(path: Path) -> bool:
+            settings = self.of(path.parent).settings
+            return settings.includes(path) and not settings.excludes(path)
+
+        found, skipped = files.scan(folder, self.of(real).root, pruned)
+        return [path for path in found if kept(real_of(path))], skipped
+
+    def all(self) -> list[Project]:
+        """Every project found so far, once each, in the order found."""
+        seen: dict[Path, Project] = {}
+        for project in self._by_folder.values():
+            seen.setdefault(project.home, project)
+        return list(seen.values())
+
+    def _find(self, start: Path) -> Project:
+        if self.forced is not None:
+            found = marker(start)
+            settings = config.load(found[1] if found else None, start)
+            return Project(start, BY_OPTION, settings, start)
+        for folder in (start, *start.parents):
+            found = marker(folder)
+            if found is None:
+                continue
+            for known in self._by_folder.values():
+                if known.home == folder:  # the same project reached from another folder below it
+                    return known
+            by, file = found
+            settings = config.load(file, folder)
+            return Project(settings.root.value, by, settings, folder)
+        return Project(start, BY_OWN_FOLDER, config.load(None, start), start)
+
+
+def project_root(path: Path) -> Path:
+    """The root of the project a file belongs to, as every command and the language server find it."""
+    return Projects().of(path).root
