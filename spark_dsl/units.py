@@ -77,8 +77,8 @@ def read_quantity(family: str, text: str, parts: tuple[tuple[str, str], ...]) ->
         )
     if value != value.to_integral_value():
         whole = "tokens" if family == "count" else "bytes"
-        nearest = int(value.to_integral_value())
-        rounded = format_count(nearest) if family == "count" else f"{nearest}B"
+        closest = int(value.to_integral_value())
+        rounded = format_count(closest) if family == "count" else f"{closest}B"
         return UnitError(
             f"`{text}` is not a whole number of {whole} ({value.normalize():f})",
             f"choose a value that comes out whole, e.g. `{rounded}`",
