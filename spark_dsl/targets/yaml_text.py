@@ -1,8 +1,19 @@
-"""YAML built as data: PyYAML's safe dumper, key order as written, no anchors, comment headers."""
+"""YAML built as data: block style, key order as written, no anchors, comment headers.
+
+The text is PyYAML's (`safe_dump` with `sort_keys=False`, `default_flow_style=False`,
+`allow_unicode=True` and no line folding) with the scalar quoting rules below, byte for byte.
+PyYAML's emitter is pure Python and examines every character of every scalar, which made it
+most of a build's time; so the documents the targets build (mappings and lists of strings,
+integers, booleans and None) are written here, and PyYAML writes only what this writer does not
+know for certain: a string outside a small safe alphabet (each distinct one once, remembered),
+a float, and any other shape (the whole document). tests/targets/test_yaml_text.py compares both
+writers on the committed targets' documents, on hostile values and on generated documents.
+"""
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -47,7 +58,8 @@ def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _text)
 
 
-def _dump(document: Any) -> str:
+def _pyyaml(document: Any) -> str:
+    """The reference: PyYAML's own emitter."""
     return yaml.dump(
         document,
         Dumper=_Dumper,
@@ -57,6 +69,128 @@ def _dump(document: Any) -> str:
         # Never fold long scalars (JSON flag values) over several lines.
         width=1 << 16,
     )
+
+
+# ---- the writer ---------------------------------------------------------------------------------
+
+# Strings of this alphabet that PyYAML's scalar analysis lets stand plain in block context: no
+# space, quote, line break or `#`; no indicator first (`-` only before another character, so
+# never `- `); no `:` last (`: ` and a final `:` are indicators). `---` and `...` open a document
+# and are left to PyYAML.
+_SIMPLE = re.compile(r"(?!---|\.\.\.)(?:[A-Za-z0-9_./=+]|-(?=.))[A-Za-z0-9_./=:@+-]*(?<!:)")
+_RESOLVER = yaml.resolver.Resolver()
+_STR_TAG = "tag:yaml.org,2002:str"
+# PyYAML folds a line longer than the width and gives a key of 128 characters or more a `? `
+# line of its own; far below both, a scalar is written the same on any line of the document.
+_SHORT = 1000
+_KEY_SHORT = 120
+
+
+class _Unknown(Exception):
+    """A value this writer leaves to PyYAML: the whole document is written by PyYAML."""
+
+
+def _plain_is_str(text: str) -> bool:
+    """Whether a YAML 1.1 reader takes `text`, written plain, for a string (PyYAML's resolver)."""
+    tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    return tag == _STR_TAG
+
+
+@lru_cache(maxsize=4096)
+def _string(text: str, key: bool) -> str:
+    """A string as PyYAML writes it, as a mapping key or as a value."""
+    if len(text) >= (_KEY_SHORT if key else _SHORT):
+        raise _Unknown
+    if _SIMPLE.fullmatch(text):
+        # Printable, so `_text` chose no style, or `'` for what a reader would type; single
+        # quotes need no escape in this alphabet.
+        return text if not typed_plain(text) and _plain_is_str(text) else f"'{text}'"
+    if key:
+        written = _pyyaml({text: 0})
+        if written.startswith("?") or not written.endswith(": 0\n"):
+            raise _Unknown
+        return written[: -len(": 0\n")]
+    written = _pyyaml([text])
+    if not written.startswith("- ") or written.count("\n") != 1:
+        raise _Unknown
+    return written[2:-1]
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return _string(value, False)
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return str(value)
+    raise _Unknown
+
+
+def _key(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Unknown
+    return _string(value, True)
+
+
+def _mapping(data: dict[Any, Any], indent: int, lead: str, out: list[str]) -> None:
+    """A non-empty mapping: the first key after `lead`, the others at `indent`."""
+    pad = " " * indent
+    prefix = lead
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out.append(f"{prefix}{_key(key)}:\n")
+            _mapping(value, indent + 2, " " * (indent + 2), out)
+        elif isinstance(value, list) and value:
+            out.append(f"{prefix}{_key(key)}:\n")
+            _sequence(value, indent, pad, out)  # a list in a mapping is not indented
+        else:
+            out.append(f"{prefix}{_key(key)}: {_inline(value)}\n")
+        prefix = pad
+
+
+def _sequence(items: list[Any], indent: int, lead: str, out: list[str]) -> None:
+    """A non-empty list: the first `- ` after `lead`, the others at `indent`."""
+    pad = " " * indent
+    prefix = lead
+    for item in items:
+        if isinstance(item, dict) and item:
+            _mapping(item, indent + 2, prefix + "- ", out)
+        elif isinstance(item, list) and item:
+            _sequence(item, indent + 2, prefix + "- ", out)
+        else:
+            out.append(f"{prefix}- {_inline(item)}\n")
+        prefix = pad
+
+
+def _inline(value: Any) -> str:
+    if isinstance(value, dict):
+        if value:
+            raise _Unknown
+        return "{}"
+    if isinstance(value, list):
+        if value:
+            raise _Unknown
+        return "[]"
+    return _scalar(value)
+
+
+def _dump(document: Any) -> str:
+    """`document` as PyYAML writes it (see the module's docstring)."""
+    out: list[str] = []
+    try:
+        if isinstance(document, dict) and document:
+            _mapping(document, 0, "", out)
+        elif isinstance(document, list) and document:
+            _sequence(document, 0, "", out)
+        else:
+            raise _Unknown
+    except _Unknown:
+        return _pyyaml(document)
+    return "".join(out)
 
 
 def comment(lines: list[str]) -> str:
