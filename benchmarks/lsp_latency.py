@@ -113,10 +113,10 @@ def _edit(lines: list[str], step: int, count: int) -> tuple[types.Range, str, st
     return rng, new, expect
 
 
-async def measure(edits: int, warmup: int) -> tuple[list[float], list[float], int]:
+async def measure(edits: int, warmup: int, lines: int = 300) -> tuple[list[float], list[float], int]:
     folder = Path(tempfile.mkdtemp(prefix="spark-lsp-bench-"))
     spec = folder / "bench.spark"
-    text = editor_file()
+    text = editor_file(lines)
     spec.write_text(text, encoding="utf-8")
     client = LanguageClient("spark-lsp-benchmark", "1")
     probe = Probe(client)
