@@ -476,7 +476,13 @@ def _report_output_problems(problems: list[Any]) -> None:
     help="Folder that receives one folder per deployment "
     "(default: the project's `output` setting, else `build` in the current folder).",
 )
-@click.option("--check", is_flag=True, help="Write nothing; list every file a build would change.")
+@click.option("--check", is_flag=True, help="Write nothing; list every file a build would change (exit 1 if any).")
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Write nothing; print a unified diff of every output a build would change (implies --check).",
+)
 @click.option(
     "--take-over",
     is_flag=True,
@@ -488,13 +494,18 @@ def build(
     targets: tuple[str, ...],
     out_dir: Path | None,
     check: bool,
+    show_diff: bool,
     take_over: bool,
     root: Path | None,
     fmt: str,
     deny: tuple[str, ...],
     no_color: bool,
 ) -> None:
-    """Check, then write each deployment's targets to OUTPUT/<deployment>/."""
+    """Check, then write each deployment's targets to OUTPUT/<deployment>/.
+
+    With --check (or --diff) nothing is written: every output that is missing, stale or would be
+    removed is listed (as a diff with --diff, as an annotation with --format github) and the exit
+    status is 1 if there is any."""
     from spark_dsl.schema import TARGET_KINDS
 
     unknown = [t for t in targets if t not in TARGET_KINDS]
@@ -515,15 +526,22 @@ def build(
         outcome = render_outputs(result.plans, result.deployment_has_errors, failing, forced, root)
         _add_build_diagnostics(result, outcome.diagnostics)
         scope = _build_scope(result, paths, root)
-        if check:
+        if check or show_diff:
+            from spark_dsl.targets import stale
+
             try:
                 changes, problems = writer.check(out_dir, outcome.outputs, outcome.held, scope, take_over)
             except writer.OutputError as err:
                 changes, problems = [], err.problems
             emit_diagnostics(result, fmt, no_color)
-            # Text output keeps stdout for people; the machine formats keep it for their document.
-            stream = sys.stdout if fmt == "text" else sys.stderr
-            stream.writelines(f"would change {change}\n" for change in changes)
+            # Text and GitHub output keep stdout for the log; JSON and SARIF keep it for their document.
+            stream = sys.stdout if fmt in ("text", "github") else sys.stderr
+            if fmt == "github":
+                stream.write(stale.github(changes, stale.build_command(paths, out_dir)))
+            if show_diff:
+                stream.write(stale.diff(changes))
+            elif fmt != "github":
+                stream.writelines(f"would change {change}\n" for change in changes)
             _report_output_problems(problems)
             sys.exit(EXIT_ERRORS if changes or problems else exit_code(result, deny))
         try:

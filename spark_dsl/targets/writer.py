@@ -44,10 +44,16 @@ class OutputError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One path a build would change: `missing`, `stale`, `unexpected` or `removed`."""
+    """One path a build would change: `missing`, `stale`, `unexpected` or `removed`.
+
+    `data` and `mode` are what the build would write there (None for a path it would remove), so
+    `spark build --check --diff` can show the change.
+    """
 
     kind: str
     path: Path
+    data: bytes | None = field(default=None, compare=False)
+    mode: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.kind}: {printable(self.path.as_posix())}{'/' if self.kind == 'removed' else ''}"
@@ -368,14 +374,15 @@ def check(
         found = state.files or {}
         for name, (data, mode) in files.items():
             if name not in found:
-                changes.append(Change("missing", folder / name))
+                changes.append(Change("missing", folder / name, data, mode))
             elif found[name].digest != digest(data) or found[name].executable != bool(mode & 0o111):
-                changes.append(Change("stale", folder / name))
+                changes.append(Change("stale", folder / name, data, mode))
         changes += [Change("unexpected", folder / extra) for extra in state.names if extra not in files]
     changes += [Change("removed", out_dir / name) for name in plan.removals]
     manifest = out_dir / MANIFEST
+    expected = render(plan.entries)
     if previous.text is None:
-        changes.append(Change("missing", manifest))
-    elif previous.text != render(plan.entries):
-        changes.append(Change("stale", manifest))
+        changes.append(Change("missing", manifest, expected.encode("utf-8"), 0o644))
+    elif previous.text != expected:
+        changes.append(Change("stale", manifest, expected.encode("utf-8"), 0o644))
     return changes, plan.problems(take_over)
