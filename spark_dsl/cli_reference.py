@@ -28,6 +28,12 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _help_row(ctx: click.Context) -> tuple[str, str]:
+    """The help option as the installed command spells it (click caches a command's help option
+    with the names of the first context that asked, so it is not read back from the command)."""
+    return f"`{', '.join(ctx.help_option_names)}`", "Show this message and exit."
+
+
 def _command(name: str, command: click.Command, parent: click.Context) -> list[str]:
     ctx = click.Context(command, info_name=name, parent=parent)
     usage = " ".join(["spark", name, *command.collect_usage_pieces(ctx)])
@@ -35,7 +41,7 @@ def _command(name: str, command: click.Command, parent: click.Context) -> list[s
     if command.help:
         out += [inspect.cleandoc(command.help), ""]
     rows = []
-    for param in command.get_params(ctx):
+    for param in command.params:
         if isinstance(param, click.Argument):
             shown = param.make_metavar(ctx)
             rows.append((f"`{shown}`", ARGUMENTS.get(param.name or "", "")))
@@ -45,6 +51,7 @@ def _command(name: str, command: click.Command, parent: click.Context) -> list[s
             continue
         opts, text = record
         rows.append((f"`{_cell(opts)}`", text))
+    rows.append(_help_row(ctx))
     out += ["| argument or option | what it does |", "|---|---|"]
     out += [f"| {left} | {_cell(text)} |" for left, text in rows]
     out.append("")
@@ -58,10 +65,11 @@ def reference(main: click.Group) -> str:
     if main.help:
         out += [inspect.cleandoc(main.help), ""]
     out += ["| option | what it does |", "|---|---|"]
-    for param in main.get_params(ctx):
+    for param in main.params:
         record = param.get_help_record(ctx)
         if record is not None:
             out.append(f"| `{_cell(record[0])}` | {_cell(record[1])} |")
+    out.append("| {} | {} |".format(*_help_row(ctx)))
     out.append("")
     for name in main.list_commands(ctx):
         command = main.get_command(ctx, name)

@@ -207,7 +207,9 @@ CODES = [
         "SPK112",
         "error",
         "import leaves the project root",
-        "An `import` resolves to a file outside the project root (`--root`, default the current directory).",
+        "An `import` resolves to a file outside the project root: the nearest folder above the spec "
+        "with `spark.toml`, a `pyproject.toml` with `[tool.spark]`, or `.git` (else the spec's own "
+        'folder), or `--root` when given; a `root = ".."` setting can widen it (docs/configuration.md).',
         "Specs compiled in CI must not read files from outside the repository.",
         'import "../../etc/team.spark"',
         'import "profiles/team.spark"',

@@ -116,11 +116,12 @@ class Projects:
             self._by_folder[start] = cached
         return cached
 
-    def scan(self, folder: Path, real: Path) -> tuple[list[Path], list[files.Skipped]]:
+    def scan(self, folder: Path, real: Path, boundary: Path | None = None) -> tuple[list[Path], list[files.Skipped]]:
         """The `.spark` files a scan of `folder` (resolved: `real`) keeps, and what it left out unread.
 
         Each folder and file below is judged by the settings of the project it is listed in:
-        an excluded folder is not entered, an excluded or not included file is left out.
+        an excluded folder is not entered, an excluded or not included file is left out. A
+        symlinked file is read only when it resolves inside `boundary` (default: the project root).
         """
 
         def real_of(path: Path) -> Path:
@@ -134,7 +135,7 @@ class Projects:
             settings = self.of(path.parent).settings
             return settings.includes(path) and not settings.excludes(path)
 
-        found, skipped = files.scan(folder, self.of(real).root, pruned)
+        found, skipped = files.scan(folder, boundary or self.of(real).root, pruned)
         return [path for path in found if kept(real_of(path))], skipped
 
     def all(self) -> list[Project]:

@@ -53,7 +53,8 @@ def spark_files(paths: list[str], skipped: list[str] | None = None) -> list[str]
             inside = files.resolve(path)
             if isinstance(inside, files.Unreadable):
                 raise FormatUsageError(f"cannot read {shown}: {inside.reason}")
-            below, left_out = projects.scan(path, inside)
+            # fmt writes what it reads: a symlinked file is followed only inside the scanned folder.
+            below, left_out = projects.scan(path, inside, boundary=inside)
             if skipped is not None:
                 skipped.extend(f"skipped {files.display(s.path)}: {s.reason}" for s in left_out)
             if not below:
