@@ -12,7 +12,8 @@
 #      (into .venv) and Slurm, munge, curl, vim, ... (Debian) for the local cluster the tests start.
 #   4. tools/vllm-parser/setup-env.sh: vLLM's own argument parser in a venv of its own under
 #      ~/.cache/spark-dsl (public packages only; see tools/vllm-parser/README.md for sizes).
-#   5. editors/node_modules: the VS Code extension's pinned build tools (`npm ci`).
+#   5. editors/node_modules: the VS Code extension's pinned build tools (`npm ci`), and
+#      tests/tools/mermaid/node_modules: Mermaid's parser for the plan drawing test (`npm ci`).
 # Root is needed for apt-get and for the local Slurm cluster (mknod, SlurmUser=root).
 #
 #   SPARK_TEST_VENV   where the project venv goes (default .venv in the checkout)
@@ -72,6 +73,9 @@ export SPARK_VLLM_PYTHON
 # --- 5. The VS Code extension's build tools (esbuild, @vscode/vsce), as the lock file pins them -
 say "editors/: npm ci"
 (cd editors && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+# Mermaid's own parser (and jsdom, the window it needs) for the `spark plan --format mermaid` test.
+say "tests/tools/mermaid/: npm ci"
+(cd tests/tools/mermaid && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
 # --- The whole suite --------------------------------------------------------------------------
 say "pytest"

@@ -10,6 +10,14 @@ from typing import Any, NoReturn
 import click
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# `spark plan` formats, here so --help needs no import of the renderers.
+PLAN_FORMATS = ("text", "json", "shell", "mermaid", "sarif", "github")
+PLAN_FORMAT_HELP = (
+    "text: every setting with its origin, capacity and launches, for people; json: the same for programs; "
+    "shell: the exact environment and commands of one node (--node), to paste into bash; "
+    "mermaid: a flowchart of the nodes, GPUs, roles, ports and router, for pull requests and docs; "
+    "sarif, github: the diagnostics only, as `spark check` writes them."
+)
 
 
 class _Current:
@@ -163,11 +171,17 @@ def checked_run(paths: tuple[str, ...], root: Path | None, overlays: dict[Path, 
     return result
 
 
-def emit_diagnostics(result: Any, fmt: str, no_color: bool) -> None:
+def emit_diagnostics(result: Any, fmt: str, no_color: bool, stream: Any = None) -> None:
     from spark_dsl import cli_options
 
     files = [s.name for s in result.files]
-    if fmt == "json":
+    if stream is not None:  # text for people on another stream (stderr beside a script on stdout)
+        from spark_dsl.render.text import render as render_text
+
+        stream.write(
+            render_text(result.diagnostics, result.sources, len(files), _use_colour(no_color) and stream.isatty())
+        )
+    elif fmt == "json":
         from spark_dsl.render.json_format import render
 
         sys.stdout.write(render(files, result.diagnostics, result.sources))
@@ -305,13 +319,12 @@ def lsp(stdio: bool) -> None:
 @_conventions
 @_deny
 @click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "sarif", "github"]),
-    default="text",
-    show_default=True,
-    help="text: values with origins, capacity and launches, for people; json: the same for programs; "
-    "sarif, github: the diagnostics only, as `spark check` writes them.",
+    "--format", "fmt", type=click.Choice(PLAN_FORMATS), default="text", show_default=True, help=PLAN_FORMAT_HELP
+)
+@click.option(
+    "--node",
+    type=click.IntRange(min=0),
+    help="Only the launches of this node rank (0 is the first); --format shell needs it on a multi-node deployment.",
 )
 @click.option("--no-color", is_flag=True, help="Same as --color never.")
 @click.option(
@@ -329,11 +342,15 @@ def plan(
     names: tuple[str, ...],
     root: Path | None,
     fmt: str,
+    node: int | None,
     no_color: bool,
     verify_vllm: bool,
     vllm_python: Path | None,
 ) -> None:
-    """The resolved deployment: values with origins, capacity arithmetic, and the exact vLLM launches."""
+    """The resolved deployment: every setting in effect with its origin, capacity arithmetic, and the
+    exact vLLM launches; or one node's commands as bash, or a Mermaid drawing."""
+    from spark_dsl.render import plan_formats
+
     result = checked_run(paths, root)
     try:
         plans = result.plans
@@ -342,18 +359,31 @@ def plan(
             if unknown:
                 _usage(f"no deployment named {', '.join(unknown)} in {', '.join(paths)}")
             plans = [p for p in plans if p.name in names]
-        if fmt in ("sarif", "github"):
+        try:
+            plans = plan_formats.on_node(plans, node)
+            if fmt in ("shell", "mermaid"):
+                sys.stdout.write(plan_formats.shell(plans, node) if fmt == "shell" else plan_formats.draw(plans))
+        except plan_formats.PlanUsageError as err:
+            _usage(str(err))
+        except plan_formats.NothingToRun as err:
+            emit_diagnostics(result, "text", no_color, sys.stderr)
+            click.echo(f"spark: error: {err}", err=True)
+            sys.exit(EXIT_ERRORS)
+        if fmt in ("shell", "mermaid"):
+            if result.diagnostics:  # stdout holds only the script or the drawing
+                emit_diagnostics(result, "text", no_color, sys.stderr)
+        elif fmt in ("sarif", "github"):
             emit_diagnostics(result, fmt, no_color)
         elif fmt == "json":
             from spark_dsl.render.json_format import diagnostics_document
             from spark_dsl.render.plan import render_json
 
             doc = diagnostics_document([s.name for s in result.files], result.diagnostics, result.sources)
-            sys.stdout.write(render_json(plans, doc))
+            sys.stdout.write(render_json(plans, doc, result.sources))
         else:
             from spark_dsl.render.plan import render_text
 
-            sys.stdout.write(render_text(plans))
+            sys.stdout.write(render_text(plans, result.sources))
             if result.diagnostics:
                 emit_diagnostics(result, "text", no_color)
         rejected = _verify_with_local_vllm(plans, vllm_python) if verify_vllm else 0

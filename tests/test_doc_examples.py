@@ -174,8 +174,9 @@ def test_json_examples_parse() -> None:
 
 
 def test_every_language_is_checked_or_declared_shown_only() -> None:
+    # `mermaid` blocks are parsed by Mermaid itself in tests/test_plan_mermaid.py.
     # `toml` blocks (docs/configuration.md) are read by spark_dsl.config in tests/test_cli_docs.py.
-    checked = {"spark", "sh", "bash", "yaml", "json", "toml"}
+    checked = {"spark", "sh", "bash", "yaml", "json", "mermaid", "toml"}
     languages = {b.language for page in PAGES if page.name not in GENERATED for b in _blocks(page)}
     assert languages <= checked | SHOWN_ONLY, languages - checked - SHOWN_ONLY
 

@@ -1,0 +1,140 @@
+"""`spark plan --format mermaid`: the deployment as a Mermaid flowchart, for pull requests and docs.
+
+One subgraph per deployment, one per node inside it (its GPUs), one box per launch (role, program,
+parallelism, port), and the connections between them: clients to the API, the router to each
+pool, the decode pool pulling KV cache from the prefill pool over NIXL, data-parallel workers to
+their head's RPC port. GitHub renders a fenced ```mermaid block of this text as the picture.
+
+Labels are Mermaid strings (`["..."]`); every character outside a small plain set, user text
+included, is written as Mermaid's entity code (`#60;` for `<`), so no value can close a label,
+start a line of Mermaid or become HTML: Mermaid shows it as the character. Ids are generated.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spark_dsl.plan.launches import model_id
+from spark_dsl.plan.model import Launch, Plan
+
+_PLAIN = re.compile(r"[A-Za-z0-9 _.,:/+()=-]")
+BREAK = "<br>"
+
+
+def label(text: str) -> str:
+    """`text` as the inside of a Mermaid string: plain characters as they are, others as `#N;`."""
+    return "".join(ch if _PLAIN.fullmatch(ch) else f"#{ord(ch)};" for ch in text)
+
+
+def _lines(*parts: str) -> str:
+    return '"' + BREAK.join(label(part) for part in parts if part) + '"'
+
+
+def _option(argv: tuple[str, ...], flag: str) -> str | None:
+    for i, token in enumerate(argv[:-1]):
+        if token == flag:
+            return argv[i + 1]
+    return None
+
+
+def _parallelism(launch: Launch) -> str:
+    argv = launch.argv
+    terms = []
+    tp = _option(argv, "--tensor-parallel-size")
+    if tp:
+        terms.append(f"TP {tp}")
+    if "--enable-expert-parallel" in argv:
+        terms.append("EP")
+    dp = _option(argv, "--data-parallel-size")
+    if dp:
+        local = int(_option(argv, "--data-parallel-size-local") or dp)
+        start = int(_option(argv, "--data-parallel-start-rank") or 0)
+        ranks = f"rank {start}" if local == 1 else f"ranks {start}-{start + local - 1}"
+        terms.append(f"DP {dp}" if local == int(dp) else f"DP {dp}, {ranks}")
+    return " + ".join(terms)
+
+
+def _program(launch: Launch) -> str:
+    if launch.argv[:2] == ("vllm", "serve"):
+        return "vllm serve --headless" if "--headless" in launch.argv else "vllm serve"
+    return launch.argv[0] if launch.argv else launch.role
+
+
+def _nixl_port(launch: Launch) -> str | None:
+    return dict(launch.env).get("VLLM_NIXL_SIDE_CHANNEL_PORT")
+
+
+def _deployment(plan: Plan, d: str) -> tuple[list[str], list[str]]:
+    """(lines inside the flowchart for this deployment, its edges)."""
+    gpus = f"{plan.value('gpus')} x {plan.accelerator.display_name}"
+    served = model_id(plan) if plan.checkpoint is not None else str(plan.value("model"))
+    nodes = plan.total_nodes
+    lines = [
+        f"  subgraph {d}[{_lines(plan.name, f'{plan.path.upper()} path, {nodes} node' + 's' * (nodes != 1), served)}]"
+    ]
+    edges: list[str] = []
+    ids: dict[int, str] = {i: f"{d}_l{i}" for i in range(len(plan.launches))}
+    if not plan.launches:
+        lines.append(f"    {d}_none[{_lines('no launches: the deployment has errors')}]")
+    for rank in range(nodes):
+        on_node = [(i, launch) for i, launch in enumerate(plan.launches) if launch.node_rank == rank]
+        if not on_node:
+            continue
+        lines.append(f"    subgraph {d}_n{rank}[{_lines(f'node {rank}: {gpus}')}]")
+        for i, launch in on_node:
+            port = f"API :{launch.port}" if launch.port is not None and launch.api_server else ""
+            nixl = _nixl_port(launch)
+            shown = _lines(launch.role, _program(launch), _parallelism(launch), port, f"NIXL :{nixl}" if nixl else "")
+            lines.append(f"      {ids[i]}[{shown}]")
+        lines.append("    end")
+    lines.append("  end")
+    edges += _edges(plan, d, ids)
+    return lines, edges
+
+
+def _edges(plan: Plan, d: str, ids: dict[int, str]) -> list[str]:
+    launches = list(enumerate(plan.launches))
+    edges: list[str] = []
+    router = next(((i, launch) for i, launch in launches if launch.role == "router"), None)
+    heads = [(i, launch) for i, launch in launches if launch.role != "router" and launch.api_server]
+    if launches:
+        edges.append(f"  {d}_clients([{_lines('clients')}])")
+    if router is not None:
+        edges.append(f"  {d}_clients -->|{_lines(f'HTTP :{router[1].port}')}| {ids[router[0]]}")
+        for i, launch in heads:
+            edges.append(f"  {ids[router[0]]} -->|{_lines(f'{launch.role} :{launch.port}')}| {ids[i]}")
+    else:
+        for i, launch in heads:
+            edges.append(f"  {d}_clients -->|{_lines(f'HTTP :{launch.port}')}| {ids[i]}")
+    # Data-parallel workers connect to their pool head's RPC socket.
+    for i, launch in launches:
+        if "--headless" not in launch.argv:
+            continue
+        address = _option(launch.argv, "--data-parallel-address") or ""
+        head = next((j for j, other in heads if other.role == launch.role and _same_address(other, address)), None)
+        if head is not None:
+            port = _option(launch.argv, "--data-parallel-rpc-port")
+            edges.append(f"  {ids[i]} -.->|{_lines(f'data-parallel RPC :{port}')}| {ids[head]}")
+    # The decode engines pull the KV cache from the prefill engines' NIXL side channels.
+    prefill = [(i, launch) for i, launch in launches if launch.role == "prefill"]
+    for i, launch in launches:
+        if launch.role != "decode":
+            continue
+        for j, source in prefill:
+            edges.append(f"  {ids[i]} -.->|{_lines(f'KV cache, NIXL :{_nixl_port(source)}')}| {ids[j]}")
+    return edges
+
+
+def _same_address(head: Launch, address: str) -> bool:
+    """The head whose data-parallel address the worker dials (the same placeholder)."""
+    return _option(head.argv, "--data-parallel-address") == address
+
+
+def render(plans: list[Plan]) -> str:
+    lines = ["flowchart LR"]
+    edges: list[str] = []
+    for n, plan in enumerate(plans):
+        inside, between = _deployment(plan, f"d{n}")
+        lines += inside
+        edges += between
+    return "\n".join([*lines, *edges]) + "\n"
