@@ -2,8 +2,9 @@
 
 The order, and why each step leaves the folder consistent if the process dies right after it:
 
-1. **Stage.** Every new folder is written in full beside its place, as `DIR/.spark-build-new-NAME`
-   (files synced). Nothing the manifest describes has changed yet.
+1. **Stage.** Every new folder is written in full beside its place, as `DIR/.spark-build-new-NAME`,
+   then all of them are synced at once (see `_sync_staged`). Nothing the manifest describes has
+   changed yet.
 2. **In-flight manifest.** The manifest is replaced (write a temporary file, sync, rename) by one
    that lists the new contents of every folder about to change *and*, under `previous`, the contents
    it holds now; folders about to be added or removed are listed too. From here on the manifest
@@ -89,15 +90,33 @@ def _sync(path: Path) -> None:
         os.close(fd)
 
 
-def write_file(path: Path, data: bytes, mode: int) -> None:
-    """A new file, synced, with exactly `mode` (the umask does not apply to spark's outputs)."""
+def _syncfs(folder: Path) -> bool:
+    """Linux syncfs: everything written to `folder`'s file system is on disk; False where there is no such call."""
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return False
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if call(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), str(folder))
+    finally:
+        os.close(fd)
+    return True
+
+
+def write_file(path: Path, data: bytes, mode: int, sync: bool = True) -> None:
+    """A new file with exactly `mode` (the umask does not apply to spark's outputs); synced unless
+    the caller syncs it with others (`sync` False)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -147,12 +166,33 @@ def recover(out_dir: Path, listed: Iterable[str]) -> None:
 
 
 def _stage(out_dir: Path, write: Write) -> None:
+    """Writes a folder's new copy, not yet synced (`_sync_staged` syncs all of them)."""
     folder = out_dir / f"{NEW}{write.name}"
     folder.mkdir(mode=0o700)
     for file_name, (data, mode) in write.files.items():
-        write_file(folder / file_name, data, mode)
+        write_file(folder / file_name, data, mode, sync=False)
     folder.chmod(0o755)
-    _sync(folder)
+
+
+def _sync_staged(out_dir: Path, writes: list[Write]) -> None:
+    """Every staged file and folder on disk before the in-flight manifest names them.
+
+    One `syncfs` of the output folder's file system does it in one journal commit; a sync per
+    file and folder cost a commit each (about 3 ms on ext4), most of a build of many specs.
+    Where the system has no `syncfs`, each file and folder is synced on its own.
+    """
+    if _syncfs(out_dir):
+        return
+    for write in writes:
+        folder = out_dir / f"{NEW}{write.name}"
+        for file_name in write.files:
+            fd = os.open(folder / file_name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _sync(folder)
+    _sync(out_dir)
 
 
 def _swap_in(out_dir: Path, write: Write) -> None:
@@ -193,7 +233,7 @@ def apply(out_dir: Path, change: Change) -> None:
     try:
         for write in change.writes:
             _stage(out_dir, write)
-        _sync(out_dir)
+        _sync_staged(out_dir, change.writes)
         write_manifest(out_dir, change.in_flight_manifest)
         in_flight = True
         for write in change.writes:
