@@ -7,7 +7,8 @@ how they are indented; these helpers build those edits.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from spark_dsl.diagnostics import Edit, Fix
 from spark_dsl.span import Location, Span
@@ -66,17 +67,38 @@ def insert_setting(source: SourceFile, body: ast.Body, key: str, value: str) -> 
     return Edit(Location(source.name, Span(close, close)), f" {key} = {value} ")
 
 
-def removal(source: SourceFile, span: Span) -> Edit:
-    """An entry removed: with its lines when it has them to itself, else with the blanks before it."""
-    text = source.text
+def removal_span(text: str, span: Span) -> Span:
+    """What removing an entry deletes: its lines when it has them to itself (a trailing comment
+    goes with them), else the entry and the blanks before it."""
     if _alone_on_lines(text, span):
         start = _line_start(text, span.start)
         end = _line_end(text, span.end)
-        return Edit(Location(source.name, Span(start, min(end + 1, len(text)))), "")
+        return Span(start, min(end + 1, len(text)))
     start = span.start
     while start > 0 and text[start - 1] in " \t":
         start -= 1
-    return Edit(Location(source.name, Span(start, span.end)), "")
+    return Span(start, span.end)
+
+
+def removal(source: SourceFile, span: Span) -> Edit:
+    """An entry removed (see `removal_span`)."""
+    return Edit(Location(source.name, removal_span(source.text, span)), "")
+
+
+class _Spanned(Protocol):
+    @property
+    def span(self) -> Span: ...
+
+
+def list_item_removal(items: Sequence[_Spanned], index: int, count: int = 1) -> Span:
+    """What removing `count` items of a list (or call arguments) from `index` deletes: them and the
+    comma after them, or before them when they are last."""
+    first, last = items[index], items[index + count - 1]
+    if index + count < len(items):
+        return Span(first.span.start, items[index + count].span.start)
+    if index > 0:
+        return Span(items[index - 1].span.end, last.span.end)
+    return Span(first.span.start, last.span.end)
 
 
 def entry_at(module: ast.Module | None, span: Span) -> ast.Attribute | ast.Block | None:

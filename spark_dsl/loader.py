@@ -237,7 +237,7 @@ class Loader:
 
     def typed_profile(self, prof: ProfileDef) -> TypedBody:
         if prof.typed is None:
-            checker = BodyChecker(prof.source.name, self.sink, profile=prof.node.name.name)
+            checker = BodyChecker(prof.source.name, self.sink, profile=prof.node.name.name, text=prof.source.text)
             prof.typed = checker.check(prof.node.body, deployment_schema(), prof.node.name.span)
         return prof.typed
 
@@ -273,6 +273,9 @@ class Loader:
         if close:
             message += f"; did you mean `{close}`?"
             fixes = (replacement(f"replace with `{close}`", source.name, ident.span, close),)
+        else:
+            dropped = _without_parent(source, ident)
+            fixes = (replacement(f"drop `{ident.name}` from `extends`", source.name, dropped, ""),) if dropped else ()
         known = ", ".join(f"`{n}`" for n in sorted(scope)) or "none"
         self.sink.error(
             "SPK115",
@@ -300,7 +303,7 @@ class Loader:
             name = node.name.name
             self._check_name(node, source)
             base, profiles = self._merge_parents(node.extends, scope, source, name)
-            checker = BodyChecker(source.name, self.sink, deployment=name)
+            checker = BodyChecker(source.name, self.sink, deployment=name, text=source.text)
             own = checker.check(node.body, deployment_schema(), node.name.span)
             body = base.merged_with(own)
             body.origin = own.origin
@@ -332,6 +335,8 @@ class Loader:
         )
 
     def _check_required(self, node: ast.Deployment, source: SourceFile, body: TypedBody) -> None:
+        from spark_dsl.edits import add_setting
+
         for key, example in (("model", "muse-spark-open"), ("accelerator", "b200")):
             if body.get(key) is None and key not in body.invalid:
                 self.sink.error(
@@ -341,4 +346,27 @@ class Loader:
                     node.name.span,
                     deployment=node.name.name,
                     help=f"add `{key} = {example}` to the deployment or a profile it extends",
+                    fixes=(add_setting(f"add `{key} = {example}`", source, node.body, key, example),),
                 )
+
+
+def _without_parent(source: SourceFile, ident: ast.Ident) -> Span | None:
+    """The text that drops one name from an `extends` list: with its comma, or the whole clause."""
+    if source.module is None:
+        return None
+    for statement in source.module.statements:
+        if isinstance(statement, ast.Import):
+            continue
+        names = statement.extends
+        if ident not in names:
+            continue
+        i = names.index(ident)
+        if len(names) > 1:
+            return (
+                Span(ident.span.start, names[i + 1].span.start)
+                if i + 1 < len(names)
+                else Span(names[i - 1].span.end, ident.span.end)
+            )
+        name_end = statement.name.span.end  # `deployment d extends x {` -> `deployment d {`
+        return Span(name_end, ident.span.end)
+    return None

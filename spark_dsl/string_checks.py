@@ -25,9 +25,14 @@ OPTION_VALUE_KEYS = frozenset(("host", "served_model_name", "model_path"))
 
 @dataclass(frozen=True, slots=True)
 class Problem:
+    """What is wrong with a string, and the fix its help names: a new text for the string
+    (`replacement`), or removing the setting (`remove`)."""
+
     code: str
     message: str
     help: str
+    replacement: str | None = None
+    remove: bool = False
 
 
 def token(text: str) -> str | None:
@@ -72,6 +77,7 @@ def content(what: str, text: str) -> Problem | None:
             "SPK905",
             f"{what} holds a NUL character (`\\u{{0}}`)",
             "remove it: no program argument or environment variable can hold NUL",
+            replacement=text.replace("\0", ""),
         )
     shown = token(text)
     if shown is not None:
@@ -95,11 +101,15 @@ def setting(key: str, text: str, default: str = "") -> Problem | None:
             "SPK906",
             f"`{key}` is empty",
             f"remove `{key}` to use the default{fallback}, or give it a value",
+            remove=True,
         )
     if key in OPTION_VALUE_KEYS and reads_as_option(text):
+        stripped = text.lstrip("-")
         return Problem(
             "SPK907",
             f'`{key}` "{text}" starts with `-`: vLLM would read it as an option, not as the value',
-            f"`{key}` cannot start with `-` (unless it is a negative whole number, or holds a space and no `.`)",
+            f"`{key}` cannot start with `-` (unless it is a negative whole number, or holds a space and no `.`)"
+            + (f": write it without, `{stripped}`" if stripped else ""),
+            replacement=stripped or None,
         )
     return None

@@ -36,6 +36,8 @@ class FlagProblem:
 
     option: str
     message: str
+    # The full spelling of an abbreviated option, or the nearest known one.
+    suggestion: str | None = None
 
 
 @cache
@@ -70,12 +72,7 @@ _OPT_LEVELS = {"0", "1", "2", "3"}
 
 def _looks_like_option(token: str) -> bool:
     """What argparse takes for an option rather than a value (vLLM has no numeric options)."""
-    return (
-        token.startswith("-")
-        and len(token) > 1
-        and not _NEGATIVE_NUMBER.match(token)
-        and " " not in token
-    )
+    return token.startswith("-") and len(token) > 1 and not _NEGATIVE_NUMBER.match(token) and " " not in token
 
 
 def _normalise(name: str) -> str:
@@ -98,13 +95,13 @@ def _long_options() -> list[str]:
 def _unknown(name: str) -> FlagProblem:
     prefixed = sorted(o for o in _long_options() if o.startswith(name)) if len(name) > 2 else []
     if len(prefixed) == 1:
-        return FlagProblem(name, f"abbreviated option: write {prefixed[0]} in full")
+        return FlagProblem(name, f"abbreviated option: write {prefixed[0]} in full", prefixed[0])
     if prefixed:
         shown = ", ".join(prefixed[:5]) + (", ..." if len(prefixed) > 5 else "")
         return FlagProblem(name, f"abbreviated option (could be {shown}): write it in full")
     close = _close(name, list(flag_table()["options"]))
     hint = f"; did you mean {close}?" if close else ""
-    return FlagProblem(name, f"unknown option for vllm serve {table_version()}{hint}")
+    return FlagProblem(name, f"unknown option for vllm serve {table_version()}{hint}", close)
 
 
 def _check_type(option: str, type_name: str | None, value: str) -> str | None:
@@ -174,11 +171,7 @@ def _check_deferred(option: str, dest: str, value: str) -> list[FlagProblem]:
         close = _close(value, deferred["kv_cache_dtypes"])
         hint = f"; did you mean {close!r}?" if close else ""
         return [FlagProblem(option, f"unknown kv-cache dtype {value!r}{hint}")]
-    if (
-        dest == "attention_backend"
-        and value.lower() != "auto"
-        and value.upper() not in deferred["attention_backends"]
-    ):
+    if dest == "attention_backend" and value.lower() != "auto" and value.upper() not in deferred["attention_backends"]:
         return [FlagProblem(option, f"unknown attention backend {value!r}")]
     if dest == "speculative_config":
         try:
@@ -201,9 +194,7 @@ def _scan(tokens: list[str]) -> tuple[list[FlagProblem], dict[str, str]]:
         token = tokens[i]
         i += 1
         if token == "--":
-            problems.append(
-                FlagProblem(token, "'--' ends the options; vllm serve takes none after")
-            )
+            problems.append(FlagProblem(token, "'--' ends the options; vllm serve takes none after"))
             break
         if not _looks_like_option(token):
             problems.append(FlagProblem(token, "unexpected positional argument"))
@@ -234,9 +225,7 @@ def _scan(tokens: list[str]) -> tuple[list[FlagProblem], dict[str, str]]:
             elif eq:
                 problems.append(FlagProblem(token, f"{base} is a switch and takes no value"))
             elif i < len(tokens) and not _looks_like_option(tokens[i]):
-                problems.append(
-                    FlagProblem(base, f"{base} is a switch and takes no value (got {tokens[i]!r})")
-                )
+                problems.append(FlagProblem(base, f"{base} is a switch and takes no value (got {tokens[i]!r})"))
                 i += 1
             continue
 
@@ -322,9 +311,7 @@ def _config_tokens(mapping: dict[str, Any]) -> tuple[list[str], list[FlagProblem
             action = table["actions"].get(table["options"].get(_normalise(option), ""), {})
             negative = [o for o in action.get("negative", []) if o.startswith("--no-")]
             fix = f"write '{negative[0][2:]}: true'" if negative else "leave the key out"
-            problems.append(
-                FlagProblem(option, f"'{key}: false' is silently dropped by vLLM's --config; {fix}")
-            )
+            problems.append(FlagProblem(option, f"'{key}: false' is silently dropped by vLLM's --config; {fix}"))
         elif isinstance(value, list):
             if value:
                 tokens += [option, *map(str, value)]

@@ -125,3 +125,30 @@ def test_weights_too_big_for_a_tp1_replica_point_at_the_parallelism(project: Pro
         assert line_of(result, d) == 4, d  # `parallel`, not `deployment d {`
     spk301 = next(d for d in result.diagnostics if d.code == "SPK301")
     assert errors(apply_first_fix(project, result, spk301)) == []
+
+
+def test_a_name_in_capitals_is_told_its_own_spelling_safely(project: Project) -> None:
+    result = check(project, HEAD + "  accelerator = B200\n}\n")
+    (d,) = result.diagnostics
+    assert d.code == "SPK103" and "did you mean `b200`?" in d.message  # not the nearer-looking `h200`
+    (fix,) = d.fixes
+    assert fix.safe, "only the case changes: the same accelerator"
+    assert apply_first_fix(project, result, d).diagnostics == []
+
+
+def test_a_managed_flag_on_amd_is_not_sent_to_a_key_that_is_an_error_there(project: Project) -> None:
+    args = '["--enable-prefix-caching", "--max-num-seqs", "4"]'
+    text = HEAD + f"  accelerator = mi355x\n  serve {{\n    extra_args = {args}\n  }}\n}}\n"
+    result = check(project, text)
+    flags = {d.message.split("`")[1]: d for d in result.diagnostics if d.code == "SPK902"}
+    assert set(flags) == {"--enable-prefix-caching", "--max-num-seqs"}
+    prefix = flags["--enable-prefix-caching"]
+    # Not "set `prefix_caching`": `prefix_caching = true` is SPK207 on AMD.
+    assert prefix.help == "remove it: the AMD path runs with prefix caching off (SPK207)"
+    assert "`max_num_seqs`" in (flags["--max-num-seqs"].help or "")
+    # Each points at its own item of the list, and its fix removes it (with its value).
+    assert line_of(result, prefix) == 5 and prefix.location is not None
+    assert result.sources[prefix.location.file].text[prefix.location.span.start :].startswith('"--enable-prefix')
+    fixed = apply_first_fix(project, result, flags["--max-num-seqs"])
+    assert '["--enable-prefix-caching"]' in fixed.sources[fixed.files[0].name].text
+    assert errors(apply_first_fix(project, fixed, fixed.diagnostics[0])) == []

@@ -5,10 +5,48 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from spark_dsl.diagnostics import Fix, replacement
+from spark_dsl.edits import entry_at, list_item_removal, remove_entry
 from spark_dsl.plan.launches import MANAGED_ENV, MANAGED_FLAGS
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.syntax import ast
 from spark_dsl.values import Setting
+
+# The setting of the spec that writes each managed flag (by vLLM's destination name).
+_KEY_OF = {
+    "model": "`model` (or `runtime.model_path`)",
+    "served_model_name": "`serve.served_model_name`",
+    "host": "`serve.host`",
+    "port": "`serve.port`",
+    "api_key": "`serve.api_key`",
+    "hf_token": "`runtime.hf_token`",
+    "tensor_parallel_size": "`parallel` (`tp(N)`)",
+    "enable_expert_parallel": "`parallel` (`+ ep`)",
+    "data_parallel_size": "`parallel` (`dp(N)`) and `nodes`",
+    "quantization": "`checkpoint`",
+    "max_model_len": "`max_model_len`",
+    "max_num_seqs": "`max_num_seqs`",
+    "kv_cache_dtype": "`kv_cache_dtype`",
+    "gpu_memory_utilization": "`gpu_memory_utilization`",
+    "enable_prefix_caching": "`prefix_caching`",
+    "enable_chunked_prefill": "`chunked_prefill`",
+    "attention_backend": "`attention`",
+    "attention_config": "`attention`",
+    "language_model_only": "`modalities`",
+    "limit_mm_per_prompt": "`modalities`",
+    "speculative_config": "`speculative`",
+    "kv_transfer_config": "the `disaggregation` block",
+}
+# What the matching setting would be on the AMD path, where the recipe forbids it: the help must
+# not send an AMD user to a key that is an error there. (destination, the negative spelling?)
+_AMD_FORBIDS = {
+    ("enable_prefix_caching", False): "the AMD path runs with prefix caching off (SPK207)",
+    ("enable_chunked_prefill", True): "the AMD path runs with chunked prefill on (SPK208)",
+    ("data_parallel_size", False): "data parallelism is not validated on the AMD path (SPK204)",
+    ("kv_transfer_config", False): "prefill/decode disaggregation is not validated on the AMD path (SPK205)",
+    ("limit_mm_per_prompt", False): "the AMD path serves text only (SPK206)",
+}
 
 
 def _extra_args(plan: Plan) -> Setting | None:
@@ -48,14 +86,83 @@ def managed_flags(plan: Plan) -> Iterator[Finding]:
     setting = _extra_args(plan)
     if setting is None:
         return
-    for token in setting.value:
+    items = _items(plan, setting)
+    for index, token in enumerate(setting.value):
         if token.startswith("-") and _is_managed(token):
+            count = _with_value(setting.value, index)
             yield Finding(
                 f"`{token}` in `extra_args` is a flag the compiler manages",
-                Resolved.from_setting(setting),
-                "set the matching key of the spec instead (see `spark explain SPK902`)",
+                _at_item(setting, items, index),
+                _managed_help(plan, token),
                 label="managed flag",
+                fix=_drop_items(plan, setting, items, index, count, f"remove `{token}` from `extra_args`"),
             )
+
+
+def _destination(token: str) -> tuple[str | None, bool, bool]:
+    """vLLM's destination of a flag, whether it is the negative spelling, and whether it takes a value."""
+    from spark_dsl.vllm_flags import flag_table
+
+    table = flag_table()
+    name = _flag_name(token)
+    dest = table["options"].get(name)
+    if dest is None:
+        return None, False, False
+    action = table["actions"][dest]
+    negative = name in action["negative"]
+    return dest, negative, bool(action["takes_value"]) and not negative
+
+
+def _managed_help(plan: Plan, token: str) -> str:
+    """Remove it; set the spec's matching key instead, unless the recipe forbids that key here."""
+    dest, negative, _ = _destination(token)
+    forbidden = _AMD_FORBIDS.get((dest or "", negative)) if plan.path == "amd" else None
+    if forbidden is not None:
+        return f"remove it: {forbidden}"
+    key = _KEY_OF.get(dest or "")
+    if key is None:
+        return "remove it: the compiler writes it for every launch"
+    return f"remove it, and set {key} instead (see `spark explain SPK902`)"
+
+
+def _with_value(tokens: tuple[str, ...], index: int) -> int:
+    """How many items a flag takes in the list: itself, and its value when it takes one apart."""
+    token = tokens[index]
+    _, _, takes_value = _destination(token)
+    following = index + 1 < len(tokens) and not tokens[index + 1].startswith("-")
+    return 2 if takes_value and "=" not in token and following else 1
+
+
+def _items(plan: Plan, setting: Setting) -> tuple[ast.Value, ...] | None:
+    """The list items of `extra_args` as written, when they are in the deployment's own file."""
+    source = plan.deployment.source
+    if setting.origin.file != source.name:
+        return None
+    entry = entry_at(source.module, setting.origin.span)
+    written = entry.value if isinstance(entry, ast.Attribute) else None
+    if isinstance(written, ast.ListValue) and len(written.items) == len(setting.value):
+        return written.items
+    return None
+
+
+def _at_item(setting: Setting, items: tuple[ast.Value, ...] | None, index: int) -> Resolved:
+    """The list item that breaks the rule, else the whole list (in a profile's file)."""
+    resolved = Resolved.from_setting(setting)
+    if items is None or resolved.location is None:
+        return resolved
+    from dataclasses import replace
+
+    from spark_dsl.span import Location
+
+    return replace(resolved, location=Location(resolved.location.file, items[index].span))
+
+
+def _drop_items(
+    plan: Plan, setting: Setting, items: tuple[ast.Value, ...] | None, index: int, count: int, message: str
+) -> Fix | None:
+    if items is None:
+        return None
+    return replacement(message, setting.origin.file, list_item_removal(items, index, count), "")
 
 
 @rule(
@@ -75,12 +182,36 @@ def unknown_flags(plan: Plan) -> Iterator[Finding]:
         return
     from spark_dsl.vllm_flags import check_argv
 
+    items = _items(plan, setting)
     for problem in check_argv(["vllm", "serve", "model", *setting.value]):
+        index = next((i for i, t in enumerate(setting.value) if t.split("=", 1)[0] == problem.option), None)
+        fix = None
+        help_text = "check the flag against `vllm serve --help=all` of the pinned release"
+        if index is not None:
+            token = setting.value[index]
+            suggestion = problem.suggestion
+            if suggestion is not None and not _is_managed(suggestion):
+                # The full spelling, any `=value` kept; a spelling the compiler manages is SPK902's.
+                written = suggestion + token[len(problem.option) :]
+                help_text = f"write `{suggestion}`"
+                if items is not None:
+                    fix = replacement(help_text, setting.origin.file, items[index].span, _quoted(written))
+            else:
+                help_text += ", or remove it"
+                count = _with_value(setting.value, index)
+                fix = _drop_items(plan, setting, items, index, count, f"remove `{token}` from `extra_args`")
         yield Finding(
             f"`{problem.option}` in `extra_args`: {problem.message}",
-            Resolved.from_setting(setting),
-            "check the flag against `vllm serve --help=all` of the pinned release",
+            _at_item(setting, items, index) if index is not None else Resolved.from_setting(setting),
+            help_text,
+            fix=fix,
         )
+
+
+def _quoted(text: str) -> str:
+    from spark_dsl.format.values import quote
+
+    return quote(text)
 
 
 @rule(
@@ -99,13 +230,16 @@ def managed_env(plan: Plan) -> Iterator[Finding]:
     env = serve.block("env") if serve else None
     if env is None:
         return
+    source = plan.deployment.source
     for name, setting in env.settings.items():
         if name in MANAGED_ENV:
+            mine = setting.origin.file == source.name
             yield Finding(
                 f"`{name}` in `serve.env` is a variable the compiler manages",
                 Resolved.from_setting(setting, key_span=True),
-                "set the matching key of the spec instead (see `spark explain SPK904`)",
+                "remove it; the compiler sets it from the spec's settings (see `spark explain SPK904`)",
                 label="managed variable",
+                fix=remove_entry(f"remove `{name}`", source, setting.origin.key_span) if mine else None,
             )
 
 
