@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -33,7 +33,7 @@ class Conventions:
     deployments: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     show_settings: bool = False
-    output_file: TextIO | None = None
+    output_path: Path | None = None
     stdin_text: str | None = None
     # Names of deployments `-d` left out: a build keeps their folders as they are.
     left_out: set[str] = field(default_factory=set)
@@ -102,28 +102,43 @@ def quiet_option(fn: F) -> F:
     )(fn)
 
 
-def _open_output(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
-    """Sends the command's standard output to the file, opened now so a bad path fails first."""
+def _check_output(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """Checks the path now, so a folder, or a file in a folder that does not exist, is a usage
+    error before anything runs; the file is opened only when the command runs
+    (ConventionsCommand), so reading the command line never creates it."""
     if value is None:
         return
     from spark_dsl.files import printable
 
     if value.is_dir():
         raise click.BadParameter(f"{printable(str(value))} is a directory", ctx, param)
-    try:
-        handle = open(value, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed with the context
-    except (OSError, ValueError) as err:
-        reason = getattr(err, "strerror", None) or str(err)
-        raise click.BadParameter(f"cannot write {printable(str(value))}: {reason}", ctx, param) from None
-    saved = sys.stdout
-    sys.stdout = handle
-    current().output_file = handle
+    if not value.parent.is_dir():
+        raise click.BadParameter(f"cannot write {printable(str(value))}: No such file or directory", ctx, param)
+    current().output_path = value
 
-    def restore() -> None:
-        sys.stdout = saved
-        handle.close()
 
-    ctx.call_on_close(restore)
+class ConventionsCommand(click.Command):
+    """A subcommand whose standard output goes to `--output-file` while it runs."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        path = current().output_path
+        if path is None:
+            return super().invoke(ctx)
+        from spark_dsl.files import printable
+
+        try:
+            handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+        except (OSError, ValueError) as err:
+            reason = getattr(err, "strerror", None) or str(err)
+            raise click.BadParameter(
+                f"cannot write {printable(str(path))}: {reason}", ctx, param_hint="'--output-file'"
+            ) from None
+        saved, sys.stdout = sys.stdout, handle
+        try:
+            return super().invoke(ctx)
+        finally:
+            sys.stdout = saved
+            handle.close()
 
 
 def output_file_option(fn: F) -> F:
@@ -131,7 +146,7 @@ def output_file_option(fn: F) -> F:
         "--output-file",
         type=click.Path(dir_okay=False, path_type=Path),
         expose_value=False,
-        callback=_open_output,
+        callback=_check_output,
         help="Write what would go to standard output to this file instead (created or replaced).",
     )(fn)
 

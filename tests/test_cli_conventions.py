@@ -209,6 +209,22 @@ def test_output_file_takes_what_stdout_would_get(project: Path) -> None:
     assert r.returncode == 2 and "is a directory" in r.stderr
 
 
+def test_reading_the_command_line_creates_no_output_file(tmp_path: Path) -> None:
+    # Completion, `--help` and the docs' command checks parse options without running the command.
+    import click
+
+    from spark_dsl.cli import main
+
+    target = tmp_path / "report.json"
+    with click.Context(main) as group:
+        command = main.get_command(group, "check")
+        assert command is not None
+        command.make_context("check", ["--output-file", str(target), "specs"], parent=group).close()
+    assert not target.exists()
+    r = spark("check", "--output-file", str(target), "--help", cwd=tmp_path)
+    assert r.returncode == 0 and "--output-file" in r.stdout and not target.exists()
+
+
 # ---- shell completion ----------------------------------------------------------------------------------------
 
 
