@@ -42,9 +42,10 @@ def _ansi_c(ch: str) -> str:
 
 def expansion_text(text: str) -> str:
     """`text` as the literal word of a double-quoted `"${NAME:?text}"`: bash expands `$`, `` ` ``
-    and `\\` there and `}` ends the word, so each is escaped; control characters are shown
-    as escapes (the word is a message, printed to a terminal)."""
-    return re.sub(r'([$`"\\}])', r"\\\1", visible(text))
+    and `\\` there, `}` ends the word and a `'` opens a quoted string (bash reads quotes inside
+    `${...}` even within double quotes), so each is escaped; control characters are shown as
+    escapes (the word is a message, printed to a terminal)."""
+    return re.sub(r"""([$`"'\\}])""", r"\\\1", visible(text))
 
 
 def word(text: str) -> str:

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from spark_dsl.plan.template import Template
-from spark_dsl.targets.shell_words import command_lines, joined, quote, word
+from spark_dsl.targets.shell_words import command_lines, expansion_text, joined, quote, word
 
 AWKWARD = [
     "",
@@ -62,3 +62,12 @@ def test_a_multi_line_command_runs_as_one_argv() -> None:
     script = "\n".join(joined(command_lines(argv)))
     out = subprocess.run(["bash", "-c", script], capture_output=True, check=True).stdout
     assert out.decode("utf-8").split("\0")[:-1] == argv[2:]
+
+
+@pytest.mark.parametrize("message", ["set X (it's here)", 'a "quoted" } $HOME `id` \\ end', "tab\there"])
+def test_an_unset_variable_prints_the_message_exactly(message: str) -> None:
+    # bash reads a `'` inside a double-quoted `${X:?...}` as the start of a quoted string.
+    script = f': "${{X:?{expansion_text(message)}}}"'
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert result.returncode != 0 and "EOF" not in result.stderr, result.stderr
+    assert result.stderr == f"bash: line 1: X: {message.replace(chr(9), chr(92) + 't')}\n"
