@@ -15,6 +15,8 @@ from spark_dsl.syntax import ast
 if TYPE_CHECKING:
     from lark import Lark
 
+    from spark_dsl.syntax.lalr import FastParser
+
 
 def grammar_path() -> Path:
     """The shipped grammar (inside the wheel) or the repository's own copy."""
@@ -58,6 +60,13 @@ def _parser() -> Lark:
     )
 
 
+@cache
+def _fast() -> FastParser:
+    from spark_dsl.syntax.lalr import FastParser
+
+    return FastParser(_parser())
+
+
 @dataclass(frozen=True, slots=True)
 class ParseResult:
     module: ast.Module | None
@@ -65,14 +74,27 @@ class ParseResult:
 
 
 def parse(text: str, file: str) -> ParseResult:
-    """Parse one file's text; a syntax error yields a diagnostic instead of a module."""
+    """Parse one file's text; a syntax error yields a diagnostic instead of a module.
+
+    The fast driver (spark_dsl.syntax.lalr) parses what it can; a text it gives up on is
+    parsed again by Lark, whose errors the diagnostics describe.
+    """
     from lark.exceptions import UnexpectedInput, VisitError
 
     from spark_dsl.syntax.builder import SyntaxProblem
     from spark_dsl.syntax.errors import describe_syntax_error
+    from spark_dsl.syntax.lalr import GiveUp
 
     parser = _parser()
     with _lock:
+        found: list[ast.Comment] = []
+        try:
+            statements = _fast().parse(text, found)
+        except GiveUp:
+            pass
+        else:
+            module = ast.Module(tuple(cast("list[ast.Statement]", statements)), tuple(found), Span(0, len(text)))
+            return ParseResult(module, None)
         _comments.current = []
         try:
             statements = parser.parse(text)

@@ -1,0 +1,98 @@
+"""The fast LALR driver (spark_dsl.syntax.lalr) gives exactly what Lark's own parser gives, or gives up.
+
+Lark stays the reference: for every spec in the repository and for many cut and spliced variants
+of them, the driver's statements and comments equal Lark's, and wherever Lark raises (a syntax
+error, a bad escape, nesting too deep) the driver gives up, so the diagnostic is still made from
+Lark's error.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_dsl.syntax import ast
+from spark_dsl.syntax import parser as spark_parser
+from spark_dsl.syntax.lalr import GiveUp
+
+REPO = Path(__file__).resolve().parent.parent
+SPECS = sorted(
+    p for folder in ("specs", "examples", "tests/fixtures", "docs") for p in (REPO / folder).rglob("*.spark")
+)
+
+
+def by_lark(text: str) -> tuple[Any, tuple[ast.Comment, ...]] | None:
+    """Statements and comments as Lark's own parser builds them; None where it raises."""
+    with spark_parser._lock:
+        spark_parser._comments.current = []
+        try:
+            statements = spark_parser._parser().parse(text)
+        except Exception:
+            return None
+        return statements, tuple(spark_parser._comments.current)
+
+
+def by_driver(text: str) -> tuple[Any, tuple[ast.Comment, ...]] | None:
+    comments: list[ast.Comment] = []
+    try:
+        statements = spark_parser._fast().parse(text, comments)
+    except GiveUp:
+        return None
+    return statements, tuple(comments)
+
+
+def test_there_are_specs_to_compare() -> None:
+    assert len(SPECS) > 100
+
+
+@pytest.mark.parametrize("path", SPECS, ids=[str(p.relative_to(REPO)) for p in SPECS])
+def test_every_spec_of_the_repository(path: Path) -> None:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    assert by_driver(text) == by_lark(text)
+
+
+TRICKY = [
+    "",
+    "# only a comment",
+    "deployment a {}",
+    "deployment a { x = 1 }",
+    "deployment a {\n  x = \n}",  # a syntax error
+    'deployment a { s = "bad \\q escape" }',  # a SyntaxProblem from a callback
+    "deployment a { n = 1__0 }",  # a malformed number
+    "deployment a { x = " + "[" * 40 + "]" * 40 + " }",  # nesting too deep
+    "deployment a { x = @ }",  # a character no terminal matches
+    "deployment a extends b, c { l = [1, 2,] f = g(h = 1, 2,) q = 1h30m + 2 }",
+    'import "x.spark"\nprofile p { "quoted key" = true }',
+    'deployment a { block label { } block "label" { } }',
+    "deployment a {",  # ends too early
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_tricky_texts(text: str) -> None:
+    assert by_driver(text) == by_lark(text)
+
+
+def test_cut_and_spliced_specs() -> None:
+    """Random cuts, deletions and splices of real specs: mostly broken text."""
+    rng = random.Random(14)
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in SPECS]
+    agreed = broken = 0
+    for _ in range(3000):
+        a, b = rng.choice(texts), rng.choice(texts)
+        i, j = sorted(rng.randrange(len(a) + 1) for _ in range(2))
+        k = rng.randrange(len(b) + 1)
+        text = rng.choice([a[:i] + a[j:], a[:i] + b[k:], a[:i] + rng.choice('{}[]()=,+"#\n ') + a[i:]])
+        lark = by_lark(text)
+        assert by_driver(text) == lark, text
+        agreed += 1
+        broken += lark is None
+    assert agreed == 3000 and 300 < broken < 2900
+
+
+def test_parse_falls_back_to_lark_for_its_diagnostic() -> None:
+    result = spark_parser.parse("deployment a {\n  x = \n}\n", "a.spark")
+    assert result.module is None and result.diagnostic is not None and result.diagnostic.code.startswith("SPK0")
