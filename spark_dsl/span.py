@@ -56,9 +56,17 @@ class LineIndex:
 
     def line_text(self, line: int) -> str:
         """The text of a 1-based line, without its newline."""
+        start, end = self.line_bounds(line)
+        return self.text[start:end]
+
+    def line_bounds(self, line: int) -> tuple[int, int]:
+        """The offsets where a 1-based line starts and ends (before its line break), without
+        copying the line out: a line can be megabytes long."""
         start = self._starts[line - 1]
         end = self._starts[line] - 1 if line < len(self._starts) else len(self.text)
-        return self.text[start:end].rstrip("\r")
+        while end > start and self.text[end - 1] == "\r":
+            end -= 1
+        return start, end
 
     @property
     def line_count(self) -> int:

@@ -210,3 +210,20 @@ def test_a_long_string_or_quantity_is_read_in_bounded_memory(tmp_path: Path, sha
         done = spark(tmp_path, *command, "long.spark", memory=768 * MB)
         assert done.returncode in (0, 1), (command, done.stderr[-1500:])
         codes(done)  # no traceback, no internal error (a MemoryError is one)
+
+
+def test_diagnostics_on_a_long_line_quote_it_only_around_their_span(tmp_path: Path) -> None:
+    # 5,000 duplicates on one line of 45 KB: quoting the whole line in each diagnostic printed
+    # 560 MB and took 2 GB; each quotes 120 characters around its span now.
+    (tmp_path / "one.spark").write_text(deployment("serve { " + "port = 1 " * 5_000 + "}"), encoding="utf-8")
+    done = spark(tmp_path, "check", "one.spark", memory=768 * MB)
+    assert codes(done) == ["SPK106"] * 4_999
+    assert len(done.stdout) < 5 * MB
+    lines = done.stdout.splitlines()
+    quoted = [(text, lines[i + 1]) for i, text in enumerate(lines) if text.startswith("4 | ")]
+    assert len(quoted) == 2 * 4_999  # each duplicate, and the first `port` in its note
+    for text, marker in quoted:
+        assert len(text) <= len("4 | ") + 3 + 120 + 3
+        column = marker.index("^")
+        assert text[column : column + 4] == "port", (text, marker)
+    assert lines[3].endswith("...") and quoted[-2][0].startswith("4 | ...")  # the last duplicate

@@ -5,8 +5,8 @@ from __future__ import annotations
 from spark_dsl.diagnostics import Diagnostic, Severity, count
 from spark_dsl.loader import SourceFile
 from spark_dsl.render import position
+from spark_dsl.render.excerpt import excerpt
 from spark_dsl.span import Location
-from spark_dsl.string_checks import mask_tokens
 from spark_dsl.text_escape import visible
 
 _COLOURS = {
@@ -44,14 +44,17 @@ def _snippet(
     lines = [f"{pad}{paint('gutter', '-->')} {visible(location.file)}:{pos.line}:{pos.column}"]
     if source is None or pos.line > source.index.line_count:
         return lines
-    # A pasted access token (SPK901) is not printed back, not even in the quoted line.
-    text = mask_tokens(source.index.line_text(pos.line))
-    end_col = pos.end_column if pos.end_line == pos.line else len(text) + 1
-    carets = max(1, end_col - pos.column)
+    # A pasted access token (SPK901) is not printed back, not even in the quoted line; a long
+    # line is quoted only around the span (render/excerpt.py).
+    line_start, line_end = source.index.line_bounds(pos.line)
+    span = location.span
+    quoted = excerpt(source.index.text, line_start, line_end, span.start, span.end)
+    text = quoted.text
+    carets = max(1, quoted.end - quoted.start)
     # Keep tabs in the caret line so the carets stay under the value; an escaped character
     # is as wide as its escape.
-    prefix = "".join("\t" if ch == "\t" else " " * len(visible(ch)) for ch in text[: pos.column - 1])
-    carets += sum(len(visible(ch, keep_tabs=True)) - 1 for ch in text[pos.column - 1 : pos.column - 1 + carets])
+    prefix = "".join("\t" if ch == "\t" else " " * len(visible(ch)) for ch in text[: quoted.start])
+    carets += sum(len(visible(ch, keep_tabs=True)) - 1 for ch in text[quoted.start : quoted.start + carets])
     bar = paint("gutter", "|")
     marker = paint(style, "^" * carets + (f" {visible(label)}" if label else ""))
     lines += [
