@@ -9,8 +9,6 @@ from typing import Any, NoReturn
 
 import click
 
-from spark_dsl.cli_options import ConventionsCommand
-
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 # `spark plan` formats, here so --help needs no import of the renderers.
 PLAN_FORMATS = ("text", "json", "shell", "mermaid", "sarif", "github")
@@ -123,10 +121,6 @@ def main() -> None:
     """Compile `.spark` deployment specs into checked vLLM deployments."""
 
 
-# Every subcommand sends its standard output to `--output-file`, when given, while it runs.
-main.command_class = ConventionsCommand
-
-
 def checked_run(paths: tuple[str, ...], root: Path | None, overlays: dict[Path, str] | None = None) -> Any:
     """Runs the pipeline over the paths (`-` is standard input); usage errors exit 2, internal
     failures exit 3. `-d`, `--show-settings` and the project settings apply here."""
@@ -226,38 +220,90 @@ def exit_code(result: Any, deny: tuple[str, ...]) -> int:
 @click.argument("paths", nargs=-1, callback=_default_paths)
 @_common
 @_show_settings
-def check(paths: tuple[str, ...], root: Path | None, fmt: str, deny: tuple[str, ...], no_color: bool) -> None:
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply every safe fix (one that changes how the spec is written, not what it deploys), "
+    "check again until nothing is left to fix, write the files and report each fix on stderr; "
+    "what remains is reported as usual.",
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix or --diff, also apply the fixes that change what the spec deploys "
+    "(did-you-mean guesses, recipe settings, renames).",
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Write nothing; print the changes --fix would make as a unified diff (exit 1 if there are any).",
+)
+def check(
+    paths: tuple[str, ...],
+    root: Path | None,
+    fmt: str,
+    deny: tuple[str, ...],
+    no_color: bool,
+    fix: bool,
+    unsafe_fixes: bool,
+    show_diff: bool,
+) -> None:
     """Parse, resolve and check files (a directory means every *.spark below it)."""
-    result = checked_run(paths, root)
+    from spark_dsl import cli_options, fixes
+
+    if not (fix or show_diff):
+        result = checked_run(paths, root)
+        try:
+            emit_diagnostics(result, fmt, no_color)
+            hint = fixes.availability(result, unsafe_fixes)
+            if hint and fmt == "text" and not cli_options.current().quiet:
+                click.echo(f"spark: {hint}", err=True)
+        except Exception as err:
+            _internal_failure(err)
+        sys.exit(exit_code(result, deny))
+    from contextlib import nullcontext, redirect_stdout
+
+    outcome = fixes.fix_run(lambda overlays: checked_run(paths, root, overlays), unsafe_fixes)
+    stdin, quiet = cli_options.stdin_path(paths), cli_options.current().quiet
     try:
-        emit_diagnostics(result, fmt, no_color)
+        if show_diff:
+            fixes.write_diff(outcome, sys.stdout)
+            if not quiet:
+                fixes.report(outcome, True, sys.stderr)
+            sys.exit(EXIT_ERRORS if outcome.changed else EXIT_OK)
+        # `spark check --fix -` is a filter: the fixed text on stdout, the report on stderr.
+        unwritten = fixes.write_fixed(outcome, sys.stderr, stdin, sys.stdout)
+        if not quiet:
+            fixes.report(outcome, False, sys.stderr)
+        with redirect_stdout(sys.stderr) if stdin is not None else nullcontext():
+            emit_diagnostics(outcome.result, fmt, no_color)
     except Exception as err:
         _internal_failure(err)
-    sys.exit(exit_code(result, deny))
+    sys.exit(EXIT_ERRORS if unwritten else exit_code(outcome.result, deny))
 
 
 @main.command()
-@click.argument("code", required=False)
+@click.argument("topic", nargs=-1, metavar="[CODE|NAME]")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
-@click.option("--list", "list_codes", is_flag=True, help="List every code with its severity and title.")
-def explain(code: str | None, fmt: str, list_codes: bool) -> None:
-    """What a diagnostic code means, the recipe statement behind it, a failing and a fixed example."""
-    from spark_dsl.codes import close_codes, listing, lookup
+@click.option(
+    "--list", "list_codes", is_flag=True, help="List every code with its severity and title (as no argument does)."
+)
+def explain(topic: tuple[str, ...], fmt: str, list_codes: bool) -> None:
+    """What a diagnostic code means: the recipe statement behind it, a failing and a fixed example.
 
-    if list_codes or code is None:
-        if code is not None:
-            _usage("give a code or --list, not both")
-        if not list_codes:
-            _usage("give a code (`spark explain SPK212`), or --list for every code")
-        sys.stdout.write(listing())
-        return
-    doc = lookup(code)
-    if doc is None:
-        close = close_codes(code)
-        hint = f"; close codes: {', '.join(close)}" if close else ""
-        # Self-contained: an installed spark-dsl has no docs/ folder to point at.
-        _usage(f"unknown diagnostic code {code!r}{hint} (`spark explain --list` lists every code)")
-    sys.stdout.write(doc.markdown() if fmt == "markdown" else doc.text())
+    NAME may also be a key (max_model_len, serve.port), a block (serve, target slurm), an
+    accelerator (b200), a model (muse-spark-open) or a checkpoint (nvfp4), explained from the
+    schema and the catalog. With no argument: every code with its severity and title.
+    """
+    from spark_dsl.explain_topics import ExplainUsageError
+    from spark_dsl.explain_topics import explain as explain_text
+
+    try:
+        # `spark explain target slurm` names one block in two words.
+        sys.stdout.write(explain_text(" ".join(topic) or None, fmt == "markdown", list_codes))
+    except ExplainUsageError as err:
+        _usage(str(err))
 
 
 @main.command(name="fmt")

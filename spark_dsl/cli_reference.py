@@ -20,7 +20,8 @@ END = "<!-- END GENERATED -->"
 ARGUMENTS = {
     "paths": "Spec files and folders (every `*.spark` below a folder that the project's `include` and "
     "`exclude` keep); `-` is standard input. Default: `.`, the current folder.",
-    "code": "A diagnostic code such as `SPK212`.",
+    "topic": "A diagnostic code such as `SPK212`, or the name of a key (`max_model_len`, `serve.port`), a "
+    "block (`target slurm`), an accelerator (`b200`), a model or a checkpoint. None: every code.",
 }
 
 

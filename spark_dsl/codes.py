@@ -44,12 +44,12 @@ class CodeDoc:
 @cache
 def registry() -> dict[str, CodeDoc]:
     """Every code the compiler can report, by code, in code order."""
-    from spark_dsl import front_end_codes
+    from spark_dsl import front_end_codes, ignores
     from spark_dsl.config_codes import CONFIG_CODES
     from spark_dsl.targets.codes import BUILD_CODES
 
     docs: dict[str, CodeDoc] = {}
-    sources = [front_end_codes.CODES, BUILD_CODES, CONFIG_CODES]
+    sources = [front_end_codes.CODES, ignores.CODES, BUILD_CODES, CONFIG_CODES]
     from spark_dsl.rules import registry as rule_registry
 
     sources.append([rule.doc for rule in rule_registry.all_rules()])

@@ -94,7 +94,8 @@ def used_by(path: str) -> Use | None:
     return USED_BY.get(path)
 
 
-def _values(spec: KeySpec) -> str:
+def values_text(spec: KeySpec) -> str:
+    """What may be written for a key, in words (the values column; `spark explain KEY`)."""
     if spec.kind in (Kind.SYMBOL, Kind.SYMBOL_LIST, Kind.MODEL):
         shown = ", ".join(f"`{s}`" for s in spec.symbols)
         return f"a list of {shown}" if spec.kind is Kind.SYMBOL_LIST else shown
@@ -132,7 +133,7 @@ def _key_rows(block: BlockSpec, path: str) -> list[str]:
         if use is not None and use.how:
             where = f"{where}: {use.how}" if use.targets else f"{where} ({use.how})"
         rows.append(
-            f"| `{spec.name}` | {spec.kind.value} | {_cell(_values(spec))} | {_cell(spec.default)} "
+            f"| `{spec.name}` | {spec.kind.value} | {_cell(values_text(spec))} | {_cell(spec.default)} "
             f"| {_cell(where)} | {_cell(spec.doc)} |"
         )
     return rows

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import gc
 import os
-import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,8 +14,6 @@ from spark_dsl.loader import Loader, ResolvedDeployment, SourceFile
 from spark_dsl.plan.model import Plan
 from spark_dsl.project import Projects
 from spark_dsl.span import Location
-
-IGNORE_COMMENT = re.compile(r"#\s*spark:\s*ignore\[([A-Z0-9,\s]+)\]")
 
 
 class UsageError(Exception):
@@ -157,7 +154,7 @@ def _run(
     for each in loaders.values():
         for source in each.files.values():
             sources.setdefault(source.name, source)
-    diagnostics = _apply_ignores(sink.items, sources.values())
+    diagnostics = _checked_ignores(sink.items, files, sources, plans)
     diagnostics = _apply_settings(diagnostics, sources, projects)
     order = {name: i for i, name in enumerate(sources)}
     diagnostics.sort(key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key))
@@ -230,39 +227,28 @@ def _check_unique_names(deployments: list[ResolvedDeployment], sink: DiagnosticS
 
 def ignored_codes(source: SourceFile) -> dict[int, set[str]]:
     """Line number -> codes silenced by `# spark: ignore[...]` on that line."""
-    out: dict[int, set[str]] = {}
-    if source.module is None:
-        return out
-    for comment in source.module.comments:
-        m = IGNORE_COMMENT.search(comment.text)
-        if m:
-            line, _ = source.index.position(comment.span.start)
-            codes = {c.strip() for c in m.group(1).split(",") if c.strip()}
-            out.setdefault(line, set()).update(codes)
-    return out
+    from spark_dsl import ignores
+
+    return ignores.ignored_codes(source)
 
 
-def _apply_ignores(diagnostics: list[Diagnostic], sources: Iterable[SourceFile]) -> list[Diagnostic]:
-    """Drops warnings and infos silenced on their line or the line above; errors always stay."""
-    by_name = {s.name: s for s in sources}
-    cache: dict[str, dict[int, set[str]]] = {}
-    kept = []
-    for d in diagnostics:
-        if d.severity is Severity.ERROR or d.location is None or d.code.startswith("SPK0"):
-            kept.append(d)
-            continue
-        source = by_name.get(d.location.file)
-        if source is None:
-            kept.append(d)
-            continue
-        if d.location.file not in cache:
-            cache[d.location.file] = ignored_codes(source)
-        ignores = cache[d.location.file]
-        line, _ = source.index.position(d.location.span.start)
-        if d.code in ignores.get(line, ()) or d.code in ignores.get(line - 1, ()):
-            continue
-        kept.append(d)
-    return kept
+def _checked_ignores(
+    found: list[Diagnostic], files: list[SourceFile], sources: dict[str, SourceFile], plans: list[Plan]
+) -> list[Diagnostic]:
+    """The diagnostics left after ignore comments, plus SPK125 for each ignore that does nothing."""
+    from spark_dsl import ignores
+
+    kept, used = ignores.silence(found, sources.values())
+    failed = {d.deployment for d in found if d.severity is Severity.ERROR}
+    clean = {p.name for p in plans} - failed
+    judged = ignores.judged_places(files, found, sources, clean)
+    fired = {
+        (d.location.file, sources[d.location.file].index.position(d.location.span.start)[0], d.code)
+        for d in kept
+        if d.severity is not Severity.ERROR and d.location is not None and d.location.file in sources
+    }
+    unused, _ = ignores.silence(ignores.unused(sources, used, judged, fired), sources.values())
+    return kept + unused
 
 
 def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from spark_dsl.codes import registry
 
 
@@ -26,15 +28,52 @@ def test_an_unknown_code_points_at_the_list_not_at_a_file(spark: Callable[..., A
     r = spark("explain", "SPK299")
     assert r.returncode == 2
     assert "close codes: SPK222, SPK221, SPK220" in r.stderr
-    assert "`spark explain --list`" in r.stderr
+    assert "`spark explain` lists every code" in r.stderr
     assert "docs/" not in r.stderr
 
 
-def test_neither_a_code_nor_list_is_a_usage_error(spark: Callable[..., Any]) -> None:
+def test_no_argument_lists_every_code_with_its_title(spark: Callable[..., Any]) -> None:
     r = spark("explain")
+    assert r.returncode == 0, r.stderr
+    listed = [line.split(maxsplit=2) for line in r.stdout.splitlines() if re.match(r"SPK\d{3} ", line)]
+    assert [(code, title) for code, _, title in listed] == [(c, d.title) for c, d in registry().items()]
+    assert r.stdout == spark("explain", "--list").stdout
+    # and says what else it explains
+    assert "spark explain NAME" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("max_model_len", ["key `max_model_len`", "context limit in tokens", "default: by recipe path"]),
+        ("serve.port", ["key `serve { port }`", "default: 8000", "<= 65535"]),
+        ("nodes", ["key `nodes`", "key `disaggregation { decode { nodes } }`"]),
+        ("target slurm", ["block `target slurm`", "partition"]),
+        ("slurm", ["block `target slurm`"]),
+        ("b200", ["accelerator `b200`", "NVIDIA B200", "8 GPUs with 180 GB each", "validated", "nvfp4"]),
+        ("H200", ["accelerator `h200`", "not validated", "SPK201", "NVFP4 cannot run"]),
+        ("muse-spark-open", ["model `muse-spark-open`", "1,048,576 tokens", "16 KV heads", "256 routed"]),
+        ("nvfp4", ["checkpoint `nvfp4`", "533 GB", "validated on:    NVIDIA"]),
+    ],
+)
+def test_a_key_block_accelerator_model_or_checkpoint_is_explained(
+    spark: Callable[..., Any], name: str, words: list[str]
+) -> None:
+    r = spark("explain", name)
+    assert r.returncode == 0, r.stderr
+    for word in words:
+        assert word in r.stdout, (word, r.stdout)
+
+
+def test_a_key_is_explained_from_the_schema_in_markdown_too(spark: Callable[..., Any]) -> None:
+    r = spark("explain", "max_num_seqs", "--format", "markdown")
+    assert r.returncode == 0 and r.stdout.startswith("## key `max_num_seqs`\n\n- **what**: ")
+
+
+def test_an_unknown_name_is_a_usage_error_with_a_did_you_mean(spark: Callable[..., Any]) -> None:
+    r = spark("explain", "max_model_lenght")
     assert r.returncode == 2
-    assert "give a code" in r.stderr and "--list" in r.stderr
-    assert "Traceback" not in r.stderr
+    assert "did you mean `max_model_len`?" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_a_code_and_list_together_is_a_usage_error(spark: Callable[..., Any]) -> None:

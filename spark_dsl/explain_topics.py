@@ -1,0 +1,214 @@
+"""`spark explain KEY`: a language key or block, an accelerator, a model or a checkpoint, explained
+from the schema table and the catalog, the same sources the checker and `docs/keys.md` read.
+
+A topic is a key by name (`max_model_len`, every block that has one) or by dotted path
+(`serve.port`, `target.slurm.partition`), a block (`serve`, `target`, `target slurm`), a target
+kind (`slurm`), an accelerator (`b200`), a model (`muse-spark-open`) or a checkpoint (`nvfp4`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from spark_dsl import catalog
+from spark_dsl.keys_reference import ALL_TARGETS, used_by, values_text
+from spark_dsl.schema import BlockSpec, KeySpec, deployment_schema
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """One explained thing: a title, then (label, text) rows."""
+
+    title: str
+    rows: tuple[tuple[str, str], ...]
+
+    def text(self) -> str:
+        width = max((len(label) for label, _ in self.rows), default=0)
+        lines = [self.title, *(f"  {label + ':':<{width + 1}} {value}" for label, value in self.rows)]
+        return "\n".join(lines) + "\n"
+
+    def markdown(self) -> str:
+        lines = [f"## {self.title}", "", *(f"- **{label}**: {value}" for label, value in self.rows)]
+        return "\n".join(lines) + "\n"
+
+
+def _blocks(block: BlockSpec, path: str = "") -> Iterator[tuple[str, BlockSpec]]:
+    """Every block with its dotted path (`serve`, `target.slurm`, `disaggregation.decode`)."""
+    children = list(block.blocks.items()) + list((block.labels or {}).items())
+    for name, child in children:
+        child_path = f"{path}.{name}" if path else name
+        yield child_path, child
+        yield from _blocks(child, child_path)
+
+
+def _keys() -> Iterator[tuple[str, KeySpec]]:
+    schema = deployment_schema()
+    for name, spec in schema.keys.items():
+        yield name, spec
+    for path, block in _blocks(schema):
+        for name, spec in block.keys.items():
+            yield f"{path}.{name}", spec
+
+
+def _key_topic(path: str, spec: KeySpec) -> Topic:
+    use = used_by(path)
+    if use is None:
+        targets = "—"
+    elif not use.targets:
+        targets = f"no output ({use.how})" if use.how else "no output"
+    else:
+        listed = "every target" if use.targets == ALL_TARGETS else ", ".join(use.targets)
+        targets = f"{listed}: {use.how}" if use.how else listed
+    rows = [("what", spec.doc), ("type", spec.kind.value)]
+    values = values_text(spec)
+    if values:
+        rows.append(("values", values.replace("`", "")))
+    rows += [("default", spec.default.replace("`", "") or "—"), ("changes", targets.replace("`", ""))]
+    return Topic(f"key `{_written(path)}`", tuple(rows))
+
+
+def _written(path: str) -> str:
+    """A dotted path as a spec writes it: `target.slurm.time` is `target slurm { time }`."""
+    parts = path.split(".")
+    if len(parts) == 1:
+        return path
+    if parts[0] == "target" and len(parts) > 1:
+        parts = [f"target {parts[1]}", *parts[2:]]
+    return " { ".join(parts) + " }" * (len(parts) - 1)
+
+
+def _block_topic(path: str, block: BlockSpec) -> Topic:
+    rows = [("what", block.doc)]
+    if block.labels is not None:
+        rows.append(("kinds", ", ".join(block.labels)))
+    names = [*block.keys, *block.blocks]
+    if names:
+        rows.append(("keys", ", ".join(names)))
+    if block.map_of is not None:
+        rows.append(("holds", f"NAME = value lines; values are {block.map_of.value}s"))
+    return Topic(f"block `{_written(path)}`", tuple(rows))
+
+
+def _accelerator_topic(acc: catalog.Accelerator) -> Topic:
+    cat = catalog.load()
+    defaults = cat.path_defaults(acc.vendor)
+    rows = [
+        ("name", acc.display_name),
+        ("vendor", f"{acc.vendor.upper()} ({acc.generation})"),
+        ("node", f"{acc.gpus_per_node} GPUs with {acc.memory_gb:g} GB each"),
+        ("FP4", "yes (NVFP4 runs)" if acc.fp4 else "no (NVFP4 cannot run)"),
+        (
+            "recipe",
+            "validated" if acc.validated else "not validated: an error unless `allow_unvalidated = true` (SPK201)",
+        ),
+        ("checkpoint", defaults["checkpoint"] if acc.validated else "none by default: set one (SPK118)"),
+        ("parallel", str(defaults["parallel"]).replace("+", " + ")),
+        ("image", cat.image(acc.vendor)),
+    ]
+    if acc.note:
+        rows.append(("note", acc.note))
+    return Topic(f"accelerator `{acc.id}`", tuple(rows))
+
+
+def _model_topic(model: catalog.Model) -> Topic:
+    arch = model.architecture
+    checkpoints = ", ".join(f"{c.id} ({c.weights_gb:g} GB)" for c in model.checkpoints.values())
+    return Topic(
+        f"model `{model.id}`",
+        (
+            ("name", model.display_name),
+            ("parameters", f"{model.total_params_b:g}B total, {model.active_params_b:g}B active ({arch.kind})"),
+            ("context", f"up to {model.max_context:,} tokens"),
+            ("modalities", ", ".join(model.modalities)),
+            ("attention", f"{arch.kv_heads} KV heads: tensor parallelism must divide them (SPK219)"),
+            ("experts", f"{arch.routed_experts} routed, {arch.experts_per_token} per token (SPK220)"),
+            ("checkpoints", checkpoints),
+            ("draft", f"{model.draft.name} ({model.draft.weights_gb:g} GB), {model.draft.repository}"),
+        ),
+    )
+
+
+def _checkpoint_topic(name: str) -> Topic:
+    cat = catalog.load()
+    validated = [path.upper() for path, ids in cat.recipe["validated_checkpoints"].items() if name in ids]
+    rows: list[tuple[str, str]] = []
+    for model in cat.models.values():
+        ckpt = model.checkpoints.get(name)
+        if ckpt is not None:
+            converts = f", converted from {ckpt.converts_from} while loading" if ckpt.converts_from else ""
+            rows.append((model.id, f"{ckpt.repository}, {ckpt.weights_gb:g} GB of weights{converts}"))
+    rows.append(("validated on", ", ".join(validated) or "no path"))
+    if name == "nvfp4":
+        rows.append(("needs", "an accelerator with FP4 (Blackwell)"))
+    return Topic(f"checkpoint `{name}`", tuple(rows))
+
+
+def find(name: str) -> list[Topic]:
+    """Every topic the name stands for (a key name may be a key of several blocks)."""
+    wanted = name.strip()
+    spaced = wanted.replace(" ", ".")
+    cat = catalog.load()
+    found: list[Topic] = []
+    found += [_key_topic(path, spec) for path, spec in _keys() if spaced in (path, path.rsplit(".", 1)[-1])]
+    blocks = _blocks(deployment_schema())
+    found += [_block_topic(path, block) for path, block in blocks if spaced in (path, path.rsplit(".", 1)[-1])]
+    lowered = wanted.lower()
+    if lowered in cat.accelerators:
+        found.append(_accelerator_topic(cat.accelerators[lowered]))
+    if lowered in cat.models:
+        found.append(_model_topic(cat.models[lowered]))
+    if any(lowered in m.checkpoints for m in cat.models.values()):
+        found.append(_checkpoint_topic(lowered))
+    return found
+
+
+def names() -> list[str]:
+    """Every name `find` knows, for did-you-mean."""
+    cat = catalog.load()
+    keys = [path for path, _ in _keys()] + [path.rsplit(".", 1)[-1] for path, _ in _keys()]
+    blocks = [path for path, _ in _blocks(deployment_schema())]
+    checkpoints = [c for m in cat.models.values() for c in m.checkpoints]
+    return sorted(set(keys + blocks + list(cat.accelerators) + list(cat.models) + checkpoints))
+
+
+def topics_footer() -> str:
+    """The line under the code listing that says what else `spark explain` takes."""
+    return (
+        "spark explain CODE explains a code; spark explain NAME explains a key (max_model_len, serve.port), "
+        "a block (serve, target slurm), an accelerator (b200), a model (muse-spark-open) or a checkpoint (nvfp4)\n"
+    )
+
+
+class ExplainUsageError(Exception):
+    """`spark explain` was given something it does not know: exit 2."""
+
+
+def explain(topic: str | None, markdown: bool, list_codes: bool) -> str:
+    """What `spark explain [TOPIC]` prints: every code, one code, or the topics a name stands for."""
+    import re
+    from difflib import get_close_matches
+
+    from spark_dsl.codes import close_codes, listing, lookup
+
+    if topic is not None and list_codes:
+        raise ExplainUsageError("give a code or name, or --list, not both")
+    if topic is None:
+        return listing() + "\n" + topics_footer()
+    doc = lookup(topic)
+    if doc is not None:
+        return doc.markdown() if markdown else doc.text()
+    if re.fullmatch(r"(?i)spk\d*", topic.strip()):
+        close = close_codes(topic)
+        hint = f"; close codes: {', '.join(close)}" if close else ""
+        # Self-contained: an installed spark-dsl has no docs/ folder to point at.
+        raise ExplainUsageError(f"unknown diagnostic code {topic!r}{hint} (`spark explain` lists every code)")
+    found = find(topic)
+    if not found:
+        close = get_close_matches(topic.strip().lower(), names(), n=3, cutoff=0.8)
+        hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+        raise ExplainUsageError(
+            f"{topic!r} is not a diagnostic code, key, block, accelerator, model or checkpoint{hint} "
+            "(`spark explain` lists every code)"
+        )
+    return "\n".join(t.markdown() if markdown else t.text() for t in found)
