@@ -9,6 +9,8 @@ from typing import Any, NoReturn
 
 import click
 
+from spark_dsl.cli_options import ConventionsCommand
+
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 # `spark plan` formats, here so --help needs no import of the renderers.
 PLAN_FORMATS = ("text", "json", "shell", "mermaid", "sarif", "github")
@@ -119,6 +121,10 @@ def _common(fn: Any) -> Any:
 @click.version_option(package_name="spark-dsl", prog_name="spark")
 def main() -> None:
     """Compile `.spark` deployment specs into checked vLLM deployments."""
+
+
+# Every subcommand sends its standard output to `--output-file`, when given, while it runs.
+main.command_class = ConventionsCommand
 
 
 def checked_run(paths: tuple[str, ...], root: Path | None, overlays: dict[Path, str] | None = None) -> Any:
