@@ -67,6 +67,10 @@ class Loader:
     files: dict[Path, SourceFile] = field(default_factory=dict)
     _scopes: dict[Path, dict[str, ProfileDef]] = field(default_factory=dict)
     _loading: list[Path] = field(default_factory=list)
+    # Each path resolved once per run: a spec's import of a shared file, and the file itself,
+    # cost a walk of every folder above them each time (most of a clean spec's import).
+    _resolved: dict[Path, Path | spec_files.Unreadable] = field(default_factory=dict)
+    _real_root: Path | None = None
     # Profiles merged with what they extend, once each, so a profile shared by many
     # deployments (or reached along many paths) is merged once.
     _extends: ExtendsResolver | None = None
@@ -80,7 +84,7 @@ class Loader:
         A file that cannot be read is reported where it was named: at the `import` that
         names it (`via`), or, named on the command line, at the start of the file itself.
         """
-        resolved = spec_files.resolve(path)
+        resolved = self._resolve(path)
         if isinstance(resolved, spec_files.Unreadable):
             return self._unreadable(path, resolved, via)
         path = resolved
@@ -114,6 +118,12 @@ class Loader:
             self.sink.add(result.diagnostic)
         self.files[path] = SourceFile(path, name, text, result.module)
         return self.files[path]
+
+    def _resolve(self, path: Path) -> Path | spec_files.Unreadable:
+        found = self._resolved.get(path)
+        if found is None:
+            found = self._resolved[path] = spec_files.resolve(path)
+        return found
 
     def _unreadable(
         self, path: Path, problem: spec_files.Unreadable, via: tuple[SourceFile, ast.Import] | None
@@ -186,11 +196,13 @@ class Loader:
 
     def _import(self, source: SourceFile, imp: ast.Import) -> SourceFile | None:
         raw = imp.path.value
-        resolved = spec_files.resolve(source.path.parent / raw)
+        resolved = self._resolve(source.path.parent / raw)
         if isinstance(resolved, spec_files.Unreadable):  # a NUL, a symlink loop, a name too long
             return self._unreadable(source.path.parent / raw, resolved, (source, imp))
         target = resolved
-        root = self.root.resolve()
+        if self._real_root is None:
+            self._real_root = self.root.resolve()
+        root = self._real_root
         if not target.is_relative_to(root):
             self.sink.error(
                 "SPK112",
@@ -223,7 +235,7 @@ class Loader:
                 help=f"import the files a spec needs directly: imports nest at most {MAX_IMPORT_DEPTH} files deep",
             )
             return None
-        if target not in self.overlays and spec_files.missing(target):
+        if target not in self.overlays and target not in self.files and spec_files.missing(target):
             self.sink.error(
                 "SPK111",
                 f'imported file "{spec_files.printable(raw)}" does not exist',
