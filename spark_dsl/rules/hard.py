@@ -429,7 +429,8 @@ def _nodes_resolved(plan: Plan) -> Resolved:
     "SPK216",
     "error",
     "more than one node on the AMD path",
-    checks="An AMD deployment on more than one node.",
+    checks="An AMD deployment on more than one node. Not reported beside SPK205: prefill/decode "
+    "pools are two nodes, and SPK205 already says they are not validated on AMD.",
     basis="The recipe's AMD path is validated on one eight-GPU node: no data parallelism, no "
     "prefill/decode disaggregation.",
     failing="accelerator = mi355x\nnodes       = 2",
