@@ -8,6 +8,7 @@ edit, the diagnostic must carry it as a fix; the codes whose help cannot be are 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -155,3 +156,10 @@ def test_no_diagnostic_points_at_a_deployment_header(path: Path) -> None:
     for d in result.diagnostics:
         if d.location is not None and d.code not in ABOUT_THE_HEADER:
             assert (d.location.file, d.location.span) not in headers, f"{d.code} points at the header: {d.message}"
+
+
+def test_docs_list_every_help_that_has_no_single_edit() -> None:
+    page = (REPO / "docs" / "fixes.md").read_text(encoding="utf-8")
+    table = page[page.index("| code | why there is no single edit |") :].split("\n\n", 1)[0]
+    listed = set(re.findall(r"SPK\d{3}", table))
+    assert listed == set(NO_SINGLE_EDIT), "docs/fixes.md and NO_SINGLE_EDIT must name the same codes"
