@@ -29,12 +29,29 @@ class RunResult:
     plans: list[Plan] = field(default_factory=list)
     # The projects the run's files belong to, with their settings (spark_dsl.project).
     projects: Projects = field(default_factory=Projects)
+    # Indexes for the questions asked once per deployment (a build asks both of every one), so
+    # they cost one pass, not one per deployment: (the list's id, its length, the index), built
+    # again when the list is replaced or grows (a build adds its own diagnostics).
+    _plans_by_name: tuple[int, int, dict[str, Plan]] | None = field(default=None, repr=False, compare=False)
+    _names_with_errors: tuple[int, int, frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
     def plan(self, name: str) -> Plan | None:
-        return next((p for p in self.plans if p.name == name), None)
+        key = (id(self.plans), len(self.plans))
+        if self._plans_by_name is None or self._plans_by_name[:2] != key:
+            by_name: dict[str, Plan] = {}
+            for p in self.plans:
+                by_name.setdefault(p.name, p)
+            self._plans_by_name = (*key, by_name)
+        return self._plans_by_name[2].get(name)
 
     def deployment_has_errors(self, name: str) -> bool:
-        return any(d.severity is Severity.ERROR and d.deployment == name for d in self.diagnostics)
+        key = (id(self.diagnostics), len(self.diagnostics))
+        if self._names_with_errors is None or self._names_with_errors[:2] != key:
+            names = frozenset(
+                d.deployment for d in self.diagnostics if d.severity is Severity.ERROR and d.deployment is not None
+            )
+            self._names_with_errors = (*key, names)
+        return name in self._names_with_errors[2]
 
     @property
     def has_errors(self) -> bool:

@@ -1,0 +1,65 @@
+"""RunResult answers the questions asked once per deployment (errors? which plan?) from an index:
+one pass over the diagnostics for a whole build, not one per deployment (issue 14: 670,000
+generator steps for 1,000 specs), and still right after the list changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spark_dsl.diagnostics import Diagnostic, Severity
+from spark_dsl.pipeline import RunResult, run
+
+SPEC = """deployment muse-{i} {{
+  model       = muse-spark-open
+  accelerator = b200
+  parallel    = tp + ep
+  frontend    = {frontend}
+}}
+"""
+
+
+class Counting(list[Diagnostic]):
+    """A list that counts the passes over it."""
+
+    passes = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        Counting.passes += 1
+        return super().__iter__()
+
+
+def result_of(tmp_path: Path, count: int, frontend: str = "nope") -> RunResult:
+    """`count` specs, each with an error (an unknown frontend) unless `frontend` is a real one."""
+    paths = []
+    for i in range(count):
+        path = tmp_path / f"spec-{i}.spark"
+        path.write_text(SPEC.format(i=i, frontend=frontend), encoding="utf-8")
+        paths.append(path)
+    return run(paths, tmp_path)
+
+
+def test_asking_every_deployment_passes_over_the_diagnostics_once(tmp_path: Path) -> None:
+    result = result_of(tmp_path, 30)
+    assert len(result.diagnostics) >= 30 and len(result.deployments) == 30
+    result.diagnostics = Counting(result.diagnostics)
+    Counting.passes = 0
+    answers = [result.deployment_has_errors(d.name) for d in result.deployments]
+    assert all(answers)
+    assert Counting.passes == 1  # one pass per deployment before the index: 30
+
+
+def test_the_answers_follow_the_list(tmp_path: Path) -> None:
+    result = result_of(tmp_path, 2)
+    result.diagnostics = [d for d in result.diagnostics if d.deployment != "muse-1"]
+    assert result.deployment_has_errors("muse-0") and not result.deployment_has_errors("muse-1")
+    result.diagnostics.append(Diagnostic("SPK500", Severity.ERROR, "a target fails", None, deployment="muse-1"))
+    assert result.deployment_has_errors("muse-1")
+    result.diagnostics.append(Diagnostic("SPK999", Severity.WARNING, "only a warning", None, deployment="muse-2"))
+    assert not result.deployment_has_errors("muse-2")
+
+
+def test_plans_by_name(tmp_path: Path) -> None:
+    result = result_of(tmp_path, 3, frontend="rust")
+    assert not result.has_errors and len(result.plans) == 3
+    assert [result.plan(p.name) for p in result.plans] == result.plans
+    assert result.plan("nowhere") is None
