@@ -135,6 +135,16 @@ def analyse(
     return Analysis(uri, path, text, version, result, source, diagnostics)
 
 
+def affected_by(analyses: dict[str, Analysis], changes: list[tuple[Path, bool]]) -> list[str]:
+    """The documents that changes on disk, (path, created), can alter: those whose last check
+    read a changed or deleted file; every one when a file was created (an import that was
+    missing may be there now). A document's own file is its editor buffer, not the disk."""
+    if any(created for _, created in changes):
+        return list(analyses)
+    paths = {path for path, _ in changes}
+    return [uri for uri, analysis in analyses.items() if any(analysis.depends_on(path) for path in paths)]
+
+
 def workspace_folders(uris: list[str]) -> list[Path]:
     out = []
     for uri in uris:

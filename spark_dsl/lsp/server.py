@@ -26,6 +26,7 @@ from spark_dsl.lsp.definition import definition
 from spark_dsl.lsp.diagnostics import lsp_diagnostics
 from spark_dsl.lsp.documents import (
     Analysis,
+    affected_by,
     analyse,
     document_path,
     project_root,
@@ -218,8 +219,10 @@ def build_server() -> SparkServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @guarded(None)
     def files_changed(ls: SparkServer, params: types.DidChangeWatchedFilesParams) -> None:
-        # A file changed on disk may be imported by any open document.
-        for uri in list(ls.analyses):
+        # Only the open documents that read a changed or deleted file; all of them when a file
+        # was created (an import that was missing may be there now).
+        changes = [(document_path(c.uri), c.type == types.FileChangeType.Created) for c in params.changes]
+        for uri in affected_by(ls.analyses, changes):
             if ls.is_open(uri):
                 ls.check(uri)
 
@@ -293,7 +296,11 @@ def build_server() -> SparkServer:
 
 def serve() -> None:
     """Runs the server on stdin and stdout until the client says exit."""
+    from spark_dsl.syntax.parser import keep_parses
+
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    # Each edit re-reads the document's imports: each version of a file is parsed once.
+    keep_parses(512)
     server = build_server()
     _warm_up()
     # The startup heap (grammar tables, catalog, schema) never becomes garbage: keep it out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -73,12 +74,60 @@ class ParseResult:
     diagnostic: Diagnostic | None
 
 
+class _KeptParses:
+    """The latest parse of each file, by its name, with the text it was made of."""
+
+    def __init__(self, files: int) -> None:
+        self.files = files
+        self.latest: OrderedDict[str, tuple[str, ParseResult]] = OrderedDict()
+
+    def get(self, file: str, text: str) -> ParseResult | None:
+        kept = self.latest.get(file)
+        if kept is None or kept[0] != text:
+            return None
+        self.latest.move_to_end(file)
+        return kept[1]
+
+    def put(self, file: str, text: str, result: ParseResult) -> None:
+        self.latest[file] = (text, result)
+        self.latest.move_to_end(file)
+        while len(self.latest) > self.files:
+            self.latest.popitem(last=False)
+
+
+_kept: _KeptParses | None = None
+
+
+def keep_parses(files: int) -> None:
+    """From now on, keep the latest parse of up to `files` files and hand it out again while the
+    text is the same: for a process that checks the same files over and over (the language
+    server reads every import of a document again at each edit). One parse per file is kept,
+    so an edited document's older versions are let go. A module is immutable, so one parse can
+    serve every check that reads that text."""
+    global _kept
+    _kept = _KeptParses(files)
+
+
 def parse(text: str, file: str) -> ParseResult:
     """Parse one file's text; a syntax error yields a diagnostic instead of a module.
 
     The fast driver (spark_dsl.syntax.lalr) parses what it can; a text it gives up on is
     parsed again by Lark, whose errors the diagnostics describe.
     """
+    kept = _kept
+    if kept is None:
+        return _parse(text, file)
+    with _lock:
+        found = kept.get(file, text)
+    if found is not None:
+        return found
+    result = _parse(text, file)
+    with _lock:
+        kept.put(file, text, result)
+    return result
+
+
+def _parse(text: str, file: str) -> ParseResult:
     from lark.exceptions import UnexpectedInput, VisitError
 
     from spark_dsl.syntax.builder import SyntaxProblem
