@@ -97,6 +97,7 @@ def build(
     outputs: list[DeploymentOutput] = []
     diagnostics: list[Diagnostic] = []
     held = set(names_with_errors)
+    real_root = root.resolve()
     for plan in plans:
         if has_errors(plan.name):
             held.add(plan.name)
@@ -115,7 +116,7 @@ def build(
                 )
             )
             continue
-        output, problems = render_plan(plan, kinds, source_path(plan, root))
+        output, problems = render_plan(plan, kinds, source_path(plan, real_root))
         if problems:
             diagnostics += problems
             held.add(plan.name)
@@ -124,10 +125,11 @@ def build(
     return BuildOutcome(outputs, diagnostics, held)
 
 
-def source_path(plan: Plan, root: Path) -> str:
-    """The spec's path relative to the project root, so outputs read the same on every machine."""
-    path = plan.deployment.source.path.resolve()
+def source_path(plan: Plan, real_root: Path) -> str:
+    """The spec's path relative to the (resolved) project root, so outputs read the same on every
+    machine. The loader resolved the spec's path when it read it."""
+    path = plan.deployment.source.path
     try:
-        return path.relative_to(root.resolve()).as_posix()
+        return path.relative_to(real_root).as_posix()
     except ValueError:
-        return Path(os.path.relpath(path, root.resolve())).as_posix()
+        return Path(os.path.relpath(path, real_root)).as_posix()

@@ -13,7 +13,6 @@ writers on the committed targets' documents, on hostile values and on generated 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -96,7 +95,6 @@ def _plain_is_str(text: str) -> bool:
     return tag == _STR_TAG
 
 
-@lru_cache(maxsize=4096)
 def _string(text: str, key: bool) -> str:
     """A string as PyYAML writes it, as a mapping key or as a value."""
     if len(text) >= (_KEY_SHORT if key else _SHORT):
@@ -116,24 +114,49 @@ def _string(text: str, key: bool) -> str:
     return written[2:-1]
 
 
+# Strings as written, remembered: most recur in every deployment (keys, flags, images). Each
+# table is emptied when full, so a build of many specs keeps a few thousand at most.
+_KEYS: dict[str, str] = {}
+_VALUES: dict[str, str] = {}
+_REMEMBERED = 4096
+
+
+def _remembered(text: str, key: bool) -> str:
+    table = _KEYS if key else _VALUES
+    written = table.get(text)
+    if written is None:
+        written = _string(text, key)
+        if len(table) >= _REMEMBERED:
+            table.clear()
+        table[text] = written
+    return written
+
+
+# Exact types: PyYAML's safe dumper refuses a subclass (a str subclass, an OrderedDict), and so
+# does this writer, by leaving the document to PyYAML.
 def _scalar(value: Any) -> str:
-    if isinstance(value, str):
-        return _string(value, False)
+    kind = type(value)
+    if kind is str:
+        return _VALUES.get(value) or _remembered(value, False)
     if value is True:
         return "true"
     if value is False:
         return "false"
     if value is None:
         return "null"
-    if type(value) is int:
+    if kind is int:
         return str(value)
+    if kind is dict and not value:
+        return "{}"
+    if kind is list and not value:
+        return "[]"
     raise _Unknown
 
 
 def _key(value: Any) -> str:
-    if not isinstance(value, str):
+    if type(value) is not str:
         raise _Unknown
-    return _string(value, True)
+    return _KEYS.get(value) or _remembered(value, True)
 
 
 def _mapping(data: dict[Any, Any], indent: int, lead: str, out: list[str]) -> None:
@@ -141,14 +164,15 @@ def _mapping(data: dict[Any, Any], indent: int, lead: str, out: list[str]) -> No
     pad = " " * indent
     prefix = lead
     for key, value in data.items():
-        if isinstance(value, dict) and value:
+        kind = type(value)
+        if kind is dict and value:
             out.append(f"{prefix}{_key(key)}:\n")
             _mapping(value, indent + 2, " " * (indent + 2), out)
-        elif isinstance(value, list) and value:
+        elif kind is list and value:
             out.append(f"{prefix}{_key(key)}:\n")
             _sequence(value, indent, pad, out)  # a list in a mapping is not indented
         else:
-            out.append(f"{prefix}{_key(key)}: {_inline(value)}\n")
+            out.append(f"{prefix}{_key(key)}: {_scalar(value)}\n")
         prefix = pad
 
 
@@ -157,34 +181,23 @@ def _sequence(items: list[Any], indent: int, lead: str, out: list[str]) -> None:
     pad = " " * indent
     prefix = lead
     for item in items:
-        if isinstance(item, dict) and item:
+        kind = type(item)
+        if kind is dict and item:
             _mapping(item, indent + 2, prefix + "- ", out)
-        elif isinstance(item, list) and item:
+        elif kind is list and item:
             _sequence(item, indent + 2, prefix + "- ", out)
         else:
-            out.append(f"{prefix}- {_inline(item)}\n")
+            out.append(f"{prefix}- {_scalar(item)}\n")
         prefix = pad
-
-
-def _inline(value: Any) -> str:
-    if isinstance(value, dict):
-        if value:
-            raise _Unknown
-        return "{}"
-    if isinstance(value, list):
-        if value:
-            raise _Unknown
-        return "[]"
-    return _scalar(value)
 
 
 def _dump(document: Any) -> str:
     """`document` as PyYAML writes it (see the module's docstring)."""
     out: list[str] = []
     try:
-        if isinstance(document, dict) and document:
+        if type(document) is dict and document:
             _mapping(document, 0, "", out)
-        elif isinstance(document, list) and document:
+        elif type(document) is list and document:
             _sequence(document, 0, "", out)
         else:
             raise _Unknown

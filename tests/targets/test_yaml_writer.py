@@ -130,3 +130,17 @@ def generated(count: int, seed: int) -> Iterator[Any]:
 def test_generated_documents(seed: int) -> None:
     for document in generated(1500, seed):
         assert yaml_text._dump(document) == yaml_text._pyyaml(document), document
+
+
+class Text(str):
+    """A str subclass, as spark_dsl.plan.template.Template is."""
+
+
+def test_a_subclass_is_refused_as_pyyaml_refuses_it() -> None:
+    import yaml
+
+    for document in ({"k": Text("v")}, [Text("v")], {Text("k"): "v"}, {"k": {"n": True, "x": Text("v")}}):
+        with pytest.raises(yaml.representer.RepresenterError):
+            yaml_text._pyyaml(document)
+        with pytest.raises(yaml.representer.RepresenterError):
+            yaml_text._dump(document)
