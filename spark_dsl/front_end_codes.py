@@ -89,6 +89,20 @@ CODES = [
         'deployment muse {\n  serve { extra_args = ["--max-num-batched-tokens", "8192"] }\n}',
     ),
     CodeDoc(
+        "SPK009",
+        "error",
+        "file too long",
+        "The file holds more than 100,000 tokens: names, numbers, strings, punctuation and comments "
+        "(whitespace does not count). The file is refused as it is read, and the error points at "
+        "the token past the limit.",
+        "Real specs hold hundreds of tokens. Checking, formatting and every diagnostic cost time "
+        "and memory per token, and specs are checked in CI on every pull request: a limit checked "
+        "before the parser builds anything keeps a generated or hostile file from taking minutes "
+        "and gigabytes (a 1 MiB file of `a=1` lines took over 10 s and 1.5 GB).",
+        "profile p { }\n# ... followed by 100,000 more tokens",
+        'import "part-1.spark"\nimport "part-2.spark"',
+    ),
+    CodeDoc(
         "SPK101",
         "error",
         "unknown key or block",

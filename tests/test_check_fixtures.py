@@ -20,6 +20,7 @@ ALL = sorted(FIXTURES.glob("check/*.spark")) + PAIRS
 # Codes whose failing input cannot be a text fixture, and the test that covers them instead.
 COVERED_ELSEWHERE = {
     "SPK007": ("test_robustness.py", "test_binary_and_empty_files"),
+    "SPK009": ("test_limits.py", "test_a_file_of_more_than_100_000_tokens_is_one_error"),
     "SPK513": ("targets/test_build_cli.py", "test_nothing_to_build_is_an_info_and_writes_nothing"),
     "SPK520": ("targets/test_build_fs.py", "test_a_hand_edited_folder_is_not_replaced"),
     "SPK521": ("targets/test_build_fs.py", "test_a_hostile_manifest_is_an_error_and_deletes_nothing"),

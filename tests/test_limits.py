@@ -7,6 +7,7 @@ a clean run), never in exit 3.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import resource
@@ -227,3 +228,47 @@ def test_diagnostics_on_a_long_line_quote_it_only_around_their_span(tmp_path: Pa
         column = marker.index("^")
         assert text[column : column + 4] == "port", (text, marker)
     assert lines[3].endswith("...") and quoted[-2][0].startswith("4 | ...")  # the last duplicate
+
+
+def test_a_file_of_more_than_100_000_tokens_is_one_error(tmp_path: Path) -> None:
+    # The deployment's first three lines hold 9 tokens, then each `a=1` line 3: the 100,001st
+    # token is the `=` of the 33,331st `a=1`, on line 33,334.
+    (tmp_path / "long.spark").write_text(deployment("a=1\n" * 33_334), encoding="utf-8")
+    where = "long.spark:33334:2"
+    for command in (["check"], ["plan"], ["build", "-o", "out"], ["fmt", "--check"]):
+        done = spark(tmp_path, *command, "long.spark")
+        assert done.returncode == 1, done.stdout[-1500:] + done.stderr[-1500:]
+        if command[0] != "fmt":
+            assert codes(done) == ["SPK009"]
+        assert "more than 100,000 tokens" in done.stdout + done.stderr
+        assert where in done.stdout + done.stderr
+    done = spark(tmp_path, "check", "long.spark", "--format", "json")
+    assert [d["code"] for d in json.loads(done.stdout)["diagnostics"]] == ["SPK009"]
+
+
+def test_a_file_of_exactly_100_000_tokens_is_read(tmp_path: Path) -> None:
+    (tmp_path / "full.spark").write_text(deployment("a=1\n" * 33_330), encoding="utf-8")  # 9 + 99,990 + `}`
+    done = spark(tmp_path, "check", "full.spark", "--format", "json")
+    assert "SPK009" not in {d["code"] for d in json.loads(done.stdout)["diagnostics"]}
+
+
+def test_whitespace_does_not_count_towards_the_token_limit(tmp_path: Path) -> None:
+    (tmp_path / "airy.spark").write_text(deployment("\n" * 200_000 + " " * 200_000), encoding="utf-8")
+    assert codes(spark(tmp_path, "check", "airy.spark")) == []
+
+
+DENSE = {  # 1 MiB each: every line an error, or a million tokens on one line
+    "duplicates": deployment("a=1\n" * 262_000),
+    "unknown parents": "profile p extends " + ",".join(["a"] * 520_000) + " { }\n",
+    "list items": deployment("serve { extra_args = [" + "1," * 520_000 + "] }"),
+}
+
+
+@pytest.mark.parametrize("shape", DENSE)
+def test_a_dense_file_stops_at_the_token_limit_in_bounded_memory(tmp_path: Path, shape: str) -> None:
+    # Before the limit: up to 1.6 GB and a minute for check --format json, and 18 GB for text.
+    (tmp_path / "dense.spark").write_text(DENSE[shape], encoding="utf-8")
+    for command in (["check"], ["check", "--format", "json"], ["fmt", "--check"]):
+        done = spark(tmp_path, *command, "dense.spark", memory=768 * MB)
+        assert done.returncode == 1, (command, done.stderr[-1500:])
+        assert "more than 100,000 tokens" in done.stdout + done.stderr

@@ -7,8 +7,8 @@ the same callbacks (the inline AstBuilder, through Lark's parse-tree builder) an
 SparkLexer's own pattern, so a text it accepts gives the very same statements.
 
 It knows only the way through: at the first thing that is not plain sailing (a character no
-terminal matches, a token the table does not expect, nesting too deep, or any exception from a
-callback), it gives up and the caller parses the text again with Lark, whose errors, and their
+terminal matches, a token the table does not expect, nesting too deep, too many tokens, or any
+exception from a callback), it gives up and the caller parses the text again with Lark, whose errors, and their
 order, the diagnostics are made from (spark_dsl/syntax/parser.py).
 """
 
@@ -24,7 +24,7 @@ from lark.parsers.lalr_parser_state import ParseConf
 
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
-from spark_dsl.syntax.lexer import _NESTING, MAX_NESTING, SparkLexer
+from spark_dsl.syntax.lexer import _NESTING, MAX_NESTING, MAX_TOKENS, SparkLexer
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -89,6 +89,7 @@ class FastParser:
         state_stack = [self.start_state]
         value_stack: list[Any] = []
         depth = 0
+        budget = MAX_TOKENS  # tokens and comments the file may still hold (SparkLexer counts the same)
         pos, end = 0, len(text)
         while pos < end:
             m = match(text, pos)
@@ -98,9 +99,15 @@ class FastParser:
             stop = m.end()
             if kind in ignore:
                 if kind == "COMMENT":
+                    budget -= 1
+                    if budget < 0:
+                        raise GiveUp
                     comments.append(ast.Comment(m.group(), Span(pos, stop)))
                 pos = stop
                 continue
+            budget -= 1
+            if budget < 0:
+                raise GiveUp
             value = m.group()
             if kind in _NESTING:
                 depth += _NESTING[kind]

@@ -24,6 +24,13 @@ from spark_dsl.syntax.builder import SyntaxProblem
 # the lexer refuses deeper text before a tree exists that could exhaust Python's stack.
 MAX_NESTING = 32
 _NESTING = {"LBRACE": 1, "LSQB": 1, "LPAR": 1, "RBRACE": -1, "RSQB": -1, "RPAR": -1}
+# A file holds at most this many tokens (names, numbers, strings, punctuation, comments). Real
+# specs hold hundreds; the largest test fixture (a 1,200-profile `extends` chain) about 7,000.
+# Every later stage costs time and memory per token, and per diagnostic, which a dense file can
+# have one of per three tokens: a 1 MiB file of `a=1` lines took over 10 s and 1.5 GB (10 MiB,
+# the file size limit, ten times that). Counted as the file is read, before the parser builds
+# anything past the limit.
+MAX_TOKENS = 100_000
 
 
 class SparkLexer(Lexer):
@@ -59,6 +66,7 @@ class SparkLexer(Lexer):
         match = self.pattern.match
         ignore, keywords, callbacks = self.ignore, self.keywords, self.callbacks
         depth = 0
+        count = 0
         while pos < end:
             m = match(text, pos)
             if m is None:
@@ -69,6 +77,10 @@ class SparkLexer(Lexer):
             kind = m.lastgroup
             assert kind is not None
             stop = m.end()
+            if kind not in ignore or kind in callbacks:  # whitespace is not counted; comments are
+                count += 1
+                if count > MAX_TOKENS:
+                    raise _too_many(pos, stop)
             if kind in ignore:
                 if kind in callbacks:
                     callbacks[kind](Token(kind, m.group(), pos, end_pos=stop))
@@ -93,6 +105,15 @@ def _too_deep(start: int, end: int) -> SyntaxProblem:
         f"`{{`, `[` and `(` nested more than {MAX_NESTING} levels deep",
         Span(start, end),
         f"flatten the structure: blocks, lists and calls nest at most {MAX_NESTING} levels deep",
+    )
+
+
+def _too_many(start: int, end: int) -> SyntaxProblem:
+    return SyntaxProblem(
+        "SPK009",
+        f"the file holds more than {MAX_TOKENS:,} tokens (names, numbers, strings, punctuation, comments)",
+        Span(start, end),
+        "split the file into files that import each other",
     )
 
 
