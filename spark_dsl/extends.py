@@ -117,7 +117,7 @@ class ExtendsResolver:
             self._too_deep(frame, deployment)
         too_deep = frame.too_deep or crosses
         if too_deep:
-            body.invalid.add(BROKEN_EXTENDS)
+            body.mark_invalid(BROKEN_EXTENDS)
         names = (*frame.names, frame.prof.node.name.name)
         resolved = Resolved(body, tuple(dict.fromkeys(names)), frame.depth, too_deep)
         self.done[key(frame.prof)] = resolved

@@ -187,7 +187,7 @@ class BodyChecker:
                 else:
                     self._block(entry, spec, out)
             except _Invalid:
-                out.invalid.add(name)
+                out.mark_invalid(name)
         return out
 
     def _unknown(self, ident: ast.Ident, spec: BlockSpec, what: str, entry: Span) -> None:

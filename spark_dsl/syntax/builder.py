@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from lark import Token, Transformer
+import sys
+from typing import Any, Protocol
 
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
+
+
+class Token(Protocol):
+    """What the builder reads of a token: its text (`str(tok)`), terminal and place. Lark's
+    tokens and the fast driver's (spark_dsl.syntax.lalr) both have it; both are `str`s."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def start_pos(self) -> int | None: ...
+
+    @property
+    def end_pos(self) -> int | None: ...
 
 
 class SyntaxProblem(Exception):
@@ -27,6 +40,12 @@ class SyntaxProblem(Exception):
         self.help = help
         self.replacement = replacement
         self.safe = safe
+
+
+def _name(tok: Token) -> str:
+    """A name's text, one string object per distinct name: `model`, `serve` and `b200` recur in
+    every spec of a run, and a run of 10,000 specs holds every one of them."""
+    return sys.intern(str(tok))
 
 
 def _span(tok: Token) -> Span:
@@ -106,8 +125,12 @@ def number_value(text: str) -> int | float:
     return float(clean) if "." in clean else int(clean)
 
 
-class AstBuilder(Transformer[Token, Any]):
-    """Run inline by the LALR parser: each method receives its rule's children."""
+class AstBuilder:
+    """Run inline by the LALR parser: each method receives its rule's children (tokens, which are
+    `str`s, nodes, and None for an optional part left out).
+
+    No Lark here: the fast driver calls these methods itself; spark_dsl.syntax.parser mixes in
+    Lark's Transformer for Lark's own parser."""
 
     # statements
     def start(self, items: list[Any]) -> list[Any]:
@@ -117,7 +140,7 @@ class AstBuilder(Transformer[Token, Any]):
         return ast.Import(self.string([c[1]]), _node_span(c[0], c[1]))
 
     def _decl(self, c: list[Any]) -> tuple[ast.Ident, tuple[ast.Ident, ...], ast.Body, Span]:
-        name = ast.Ident(str(c[1]), _span(c[1]))
+        name = ast.Ident(_name(c[1]), _span(c[1]))
         extends: tuple[ast.Ident, ...] = ()
         rest = c[2:]
         if isinstance(rest[0], tuple):
@@ -134,7 +157,7 @@ class AstBuilder(Transformer[Token, Any]):
         return ast.Deployment(*self._decl(c))
 
     def extends(self, c: list[Any]) -> tuple[ast.Ident, ...]:
-        return tuple(ast.Ident(str(t), _span(t)) for t in c if t.type == "NAME")
+        return tuple(ast.Ident(_name(t), _span(t)) for t in c if t.type == "NAME")
 
     # bodies
     def body(self, entries: list[Any]) -> list[Any]:
@@ -143,22 +166,22 @@ class AstBuilder(Transformer[Token, Any]):
     def attribute(self, c: list[Any]) -> ast.Attribute:
         key_tok, _, value = c
         quoted = key_tok.type == "STRING"
-        key = ast.Ident(unescape(key_tok) if quoted else str(key_tok), _span(key_tok))
+        key = ast.Ident(unescape(key_tok) if quoted else _name(key_tok), _span(key_tok))
         return ast.Attribute(key, value, _node_span(key_tok, value), quoted)
 
     def block(self, c: list[Any]) -> ast.Block:
-        kind = ast.Ident(str(c[0]), _span(c[0]))
+        kind = ast.Ident(_name(c[0]), _span(c[0]))
         label = None
         if len(c) == 5:
             tok = c[1]
-            label = ast.Ident(unescape(tok) if tok.type == "STRING" else str(tok), _span(tok))
+            label = ast.Ident(unescape(tok) if tok.type == "STRING" else _name(tok), _span(tok))
         lbrace, entries, rbrace = c[-3:]
         body = ast.Body(tuple(entries), Span(_span(lbrace).start, _span(rbrace).end))
         return ast.Block(kind, label, body, _node_span(c[0], rbrace))
 
     # values
     def combination(self, c: list[Any]) -> ast.Combination:
-        terms = tuple(x for x in c if not isinstance(x, Token))
+        terms = tuple(x for x in c if not isinstance(x, str))
         return ast.Combination(terms, _node_span(terms[0], terms[-1]))
 
     def quantity(self, c: list[Token]) -> ast.Quantity:
@@ -184,20 +207,20 @@ class AstBuilder(Transformer[Token, Any]):
         return ast.Bool(False, _span(c[0]))
 
     def symbol(self, c: list[Token]) -> ast.Symbol:
-        return ast.Symbol(str(c[0]), _span(c[0]))
+        return ast.Symbol(_name(c[0]), _span(c[0]))
 
     def call(self, c: list[Any]) -> ast.Call:
-        name = ast.Ident(str(c[0]), _span(c[0]))
+        name = ast.Ident(_name(c[0]), _span(c[0]))
         args = tuple(x for x in c[2:-1] if isinstance(x, ast.Arg))
         return ast.Call(name, args, _node_span(c[0], c[-1]))
 
     def named_arg(self, c: list[Any]) -> ast.Arg:
-        name = ast.Ident(str(c[0]), _span(c[0]))
+        name = ast.Ident(_name(c[0]), _span(c[0]))
         return ast.Arg(name, c[2], _node_span(c[0], c[2]))
 
     def positional_arg(self, c: list[Any]) -> ast.Arg:
         return ast.Arg(None, c[0], c[0].span)
 
     def list(self, c: list[Any]) -> ast.ListValue:
-        items = tuple(x for x in c[1:-1] if x is not None and not isinstance(x, Token))
+        items = tuple(x for x in c[1:-1] if x is not None and not isinstance(x, str))
         return ast.ListValue(items, _node_span(c[0], c[-1]))
