@@ -174,7 +174,7 @@ def scan(folder: Path, root: Path, prune: Callable[[Path], bool] | None = None) 
     """
     found: list[Path] = []
     skipped: list[Skipped] = []
-    for entry in _walk(folder, prune):
+    for entry in _walk(folder, prune, skipped):
         path = Path(entry.path)
         if not entry.name.endswith(".spark"):
             continue
@@ -195,17 +195,19 @@ def scan(folder: Path, root: Path, prune: Callable[[Path], bool] | None = None) 
     return sorted(found), sorted(skipped, key=lambda s: s.path)
 
 
-def _walk(folder: Path, prune: Callable[[Path], bool] | None = None) -> Iterator[os.DirEntry[str]]:
+def _walk(folder: Path, prune: Callable[[Path], bool] | None, skipped: list[Skipped]) -> Iterator[os.DirEntry[str]]:
     """Entries below `folder`, depth first, entering only real (not symlinked) folders that
-    `prune` does not refuse."""
+    `prune` does not refuse. A folder that cannot be listed is in `skipped`: specs in it would
+    otherwise go unchecked without a word."""
     pending = [folder]
     while pending:
         current = pending.pop()
         try:
             with os.scandir(current) as entries:
                 listed = list(entries)
-        except OSError:
-            continue  # an unreadable folder holds nothing a scan can check
+        except OSError as err:
+            skipped.append(Skipped(current, f"the folder cannot be read: {os_problem(err).reason}"))
+            continue
         for entry in listed:
             yield entry
             try:

@@ -221,3 +221,14 @@ def test_a_root_that_cannot_be_looked_at_is_a_usage_error(here: Path) -> None:
     for root, reason in (("a" * 300, "name is too long"), ("ok.spark", "is a file")):
         both = assert_handled(spark(here, "check", "ok.spark", "--root", root), 2)
         assert reason in both
+
+
+def test_a_folder_scan_names_a_folder_it_cannot_read(here: Path) -> None:
+    private = here / "private"
+    private.mkdir()
+    (private / "hidden.spark").write_text("deployment broken {\n", encoding="utf-8")
+    private.chmod(0)
+    prefix = without_file_permission_override()
+    for command in (["check"], ["fmt", "--check"]):
+        both = assert_handled(spark(here, *command, ".", prefix=prefix), 0)
+        assert "skipped private: the folder cannot be read: permission denied" in both
