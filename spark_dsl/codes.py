@@ -1,58 +1,34 @@
-"""The registry of diagnostic codes and their explain texts: one source for `explain`, hover, SARIF and docs."""
+"""The registry of diagnostic codes and their explain texts: one source for `explain`, hover, SARIF and docs.
+
+The registry is the code table: it names every table of codes explicitly (as ruff's `codes.rs`
+does), and none of those tables imports it back; they share `CodeDoc` from the leaf
+`spark_dsl.code_doc`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
+from spark_dsl import front_end_codes, ignore_codes
+from spark_dsl.code_doc import CodeDoc
+from spark_dsl.config_codes import CONFIG_CODES
+from spark_dsl.rules.table import all_rules
+from spark_dsl.targets.codes import BUILD_CODES
 
-@dataclass(frozen=True, slots=True)
-class CodeDoc:
-    """A code's explain text, in four fixed sections."""
-
-    code: str
-    severity: str
-    title: str
-    checks: str
-    basis: str
-    failing: str
-    fixed: str
-
-    def markdown(self) -> str:
-        return (
-            f"## {self.code}: {self.title}\n\n"
-            f"Default severity: {self.severity}\n\n"
-            f"### What it checks\n\n{self.checks}\n\n"
-            f"### Why\n\n{self.basis}\n\n"
-            f"### Failing example\n\n```\n{self.failing.rstrip()}\n```\n\n"
-            f"### Fix\n\n```\n{self.fixed.rstrip()}\n```\n"
-        )
-
-    def text(self) -> str:
-        def indent(block: str) -> str:
-            return "\n".join("    " + line if line else "" for line in block.rstrip().splitlines())
-
-        return (
-            f"{self.code} ({self.severity}): {self.title}\n\n"
-            f"What it checks:\n{indent(self.checks)}\n\n"
-            f"Why:\n{indent(self.basis)}\n\n"
-            f"Failing example:\n{indent(self.failing)}\n\n"
-            f"Fix:\n{indent(self.fixed)}\n"
-        )
+__all__ = ["CodeDoc", "close_codes", "listing", "lookup", "reference_markdown", "registry"]
 
 
 @cache
 def registry() -> dict[str, CodeDoc]:
     """Every code the compiler can report, by code, in code order."""
-    from spark_dsl import front_end_codes, ignores
-    from spark_dsl.config_codes import CONFIG_CODES
-    from spark_dsl.targets.codes import BUILD_CODES
-
     docs: dict[str, CodeDoc] = {}
-    sources = [front_end_codes.CODES, ignores.CODES, BUILD_CODES, CONFIG_CODES]
-    from spark_dsl.rules import registry as rule_registry
-
-    sources.append([rule.doc for rule in rule_registry.all_rules()])
+    sources = [
+        front_end_codes.CODES,
+        ignore_codes.CODES,
+        BUILD_CODES,
+        CONFIG_CODES,
+        [rule.doc for rule in all_rules()],
+    ]
     for group in sources:
         for doc in group:
             if doc.code in docs:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spark_dsl.codes import CodeDoc
+from spark_dsl.code_doc import CodeDoc
 
 UNKNOWN_KEY = "SPK601"
 BAD_VALUE = "SPK602"

@@ -3,7 +3,7 @@ and values no target can write (SPK901, SPK905-SPK907)."""
 
 from __future__ import annotations
 
-from spark_dsl.codes import CodeDoc
+from spark_dsl.code_doc import CodeDoc
 
 _LANG = "The language reference (docs/language.md) defines this; it is not a recipe rule."
 

@@ -20,33 +20,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from spark_dsl.codes import CodeDoc
 from spark_dsl.diagnostics import Diagnostic, Edit, Fix, Severity
+from spark_dsl.ignore_codes import UNUSED_IGNORE
 from spark_dsl.loader import SourceFile
 from spark_dsl.span import Location, Span
 
-UNUSED_IGNORE = "SPK125"
 # Wider than the codes it honours, so a misspelt code (`spk402`, `SPK40`) is reported, not passed over.
 _DIRECTIVE = re.compile(r"#\s*spark:\s*ignore\[(?P<codes>[^\]\n]*)\]")
 _CODE = re.compile(r"SPK\d{3}")
-
-CODES = [
-    CodeDoc(
-        UNUSED_IGNORE,
-        "warning",
-        "an ignore comment that silences nothing",
-        "A `# spark: ignore[...]` comment names a code that is not a diagnostic code, an error "
-        "code (errors are never silenced), or a warning that did not fire on the comment's line or "
-        "the line below. The fix removes the code, and the whole comment when it named only that "
-        "code. Not judged in profiles, in files the run only imports, in a deployment that has "
-        "errors, or for codes only `spark build` reports.",
-        "As ruff's RUF100: an ignore that does nothing hides nothing today but will hide the next, "
-        "unrelated warning on that line, and a misspelt code silences nothing while looking as if it did.",
-        "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n"
-        "  # spark: ignore[SPK402]\n  checkpoint  = nvfp4\n}",
-        "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n  checkpoint  = nvfp4\n}",
-    )
-]
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,7 +208,7 @@ def plan_deployment(dep: ResolvedDeployment, sink: DiagnosticSink) -> Plan | Non
     from spark_dsl.plan.capacity import estimate_all
     from spark_dsl.plan.launches import build_launches
     from spark_dsl.plan.resolve import build_plan
-    from spark_dsl.rules.registry import run_rules
+    from spark_dsl.rules.table import run_rules
 
     if dep.body.has_invalid() or dep.body.get("model") is None or dep.body.get("accelerator") is None:
         return None

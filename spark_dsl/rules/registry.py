@@ -1,12 +1,14 @@
-"""The rule registry: each rule carries its code, severity, title and explain text; running rules never raises."""
+"""The rule decorator: each rule carries its code, severity, title and explain text.
+
+Rule modules import this module to register their checks; this module imports none of them.
+`spark_dsl.rules.table` lists the rule modules and runs the rules."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import cache
 
-from spark_dsl.codes import CodeDoc
+from spark_dsl.code_doc import CodeDoc
 from spark_dsl.diagnostics import Diagnostic, Fix, Note, Severity, replacement
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.span import Location
@@ -42,6 +44,11 @@ class Rule:
 _RULES: dict[str, Rule] = {}
 
 
+def registered() -> dict[str, Rule]:
+    """The rules registered so far, by code (all of them once `spark_dsl.rules.table` is imported)."""
+    return _RULES
+
+
 def rule(
     code: str,
     severity: str,
@@ -63,14 +70,6 @@ def rule(
         return fn
 
     return register
-
-
-@cache
-def all_rules() -> tuple[Rule, ...]:
-    """Every rule, in code order."""
-    from spark_dsl.rules import advice, capacity, hard, safety, structure, targets  # noqa: F401 - registration on import
-
-    return tuple(_RULES[c] for c in sorted(_RULES))
 
 
 def _location(plan: Plan, resolved: Resolved | None) -> Location:
@@ -126,10 +125,3 @@ def to_diagnostic(plan: Plan, rule_: Rule, finding: Finding) -> Diagnostic:
         fixes=fixes,
         deployment=plan.name,
     )
-
-
-def run_rules(plan: Plan) -> list[Diagnostic]:
-    """Every rule's findings on a plan, with overlapping codes left out as RULES.md says."""
-    found = [(rule_, finding) for rule_ in all_rules() for finding in rule_.check(plan)]
-    fired = {rule_.code for rule_, _ in found}
-    return [to_diagnostic(plan, r, f) for r, f in found if not (r.suppressed_by & fired)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spark_dsl.codes import CodeDoc
+from spark_dsl.code_doc import CodeDoc
 
 NOTHING_TO_BUILD = "SPK513"
 NOT_OWNED = "SPK520"

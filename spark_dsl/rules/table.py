@@ -1,0 +1,34 @@
+"""The rule table: every rule module, listed by name, and the rules they register, run over a plan.
+
+As ruff's code table, adding a rule module means adding it here; nothing is found by scanning.
+The rule modules import `spark_dsl.rules.registry` (the decorator) and never this module, so no
+import goes in a circle."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from spark_dsl.diagnostics import Diagnostic
+from spark_dsl.plan.model import Plan
+from spark_dsl.rules import advice, capacity, hard, safety, structure, targets
+from spark_dsl.rules.registry import Rule, registered, to_diagnostic
+
+RULE_MODULES = (advice, capacity, hard, safety, structure, targets)
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    """Every rule, in code order. Each comes from a module of RULE_MODULES."""
+    rules = registered()
+    listed = {module.__name__ for module in RULE_MODULES}
+    stray = sorted(code for code, r in rules.items() if r.check.__module__ not in listed)
+    if stray:
+        raise ValueError(f"rules {stray} come from modules missing from RULE_MODULES")
+    return tuple(rules[c] for c in sorted(rules))
+
+
+def run_rules(plan: Plan) -> list[Diagnostic]:
+    """Every rule's findings on a plan, with overlapping codes left out as RULES.md says."""
+    found = [(rule_, finding) for rule_ in all_rules() for finding in rule_.check(plan)]
+    fired = {rule_.code for rule_, _ in found}
+    return [to_diagnostic(plan, r, f) for r, f in found if not (r.suppressed_by & fired)]
