@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from spark_dsl.diagnostics import Diagnostic, Severity
+from spark_dsl.files import printable
 from spark_dsl.loader import SourceFile
 from spark_dsl.render import position
 from spark_dsl.render.sarif import repository_path
@@ -40,7 +41,7 @@ def _message(d: Diagnostic, sources: dict[str, SourceFile]) -> str:
         where = ""
         if note.location is not None:
             pos = position(note.location, sources)
-            where = f" ({_line(repository_path(note.location.file, sources))}:{pos.line}:{pos.column})"
+            where = f" ({printable(repository_path(note.location.file, sources))}:{pos.line}:{pos.column})"
         lines.append(f"note: {_line(note.message)}{where}")
     if d.help:
         lines.append(f"help: {_line(d.help)}")
@@ -55,7 +56,7 @@ def annotation(d: Diagnostic, sources: dict[str, SourceFile]) -> str:
     if d.location is not None:
         pos = position(d.location, sources)
         properties += [
-            ("file", _line(repository_path(d.location.file, sources))),
+            ("file", printable(repository_path(d.location.file, sources))),
             ("line", str(pos.line)),
             ("col", str(pos.column)),
             ("endLine", str(pos.end_line)),
