@@ -99,6 +99,10 @@ def collect_paths(paths: list[str], root: Path | Projects, skipped: list[str] | 
             below, left_out = projects.scan(path, resolved)
             if skipped is not None:
                 skipped.extend(f"skipped {files.display(s.path)}: {s.reason}" for s in left_out)
+            if not below and left_out:  # say why, or "holds no .spark file" would be untrue
+                why = "; ".join(f"{files.display(s.path)}: {s.reason}" for s in left_out[:3])
+                more = f"; and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+                raise UsageError(f"{shown} holds no .spark file spark may read (skipped {why}{more})")
             if not below:
                 raise UsageError(f"{shown} holds no .spark file (that its project's include and exclude keep)")
             found.extend(below)

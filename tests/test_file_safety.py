@@ -234,3 +234,21 @@ def test_a_folder_scan_names_a_folder_it_cannot_read(here: Path) -> None:
     for command in (["check"], ["fmt", "--check"]):
         both = assert_handled(spark(here, *command, ".", prefix=prefix), 0)
         assert "skipped private: the folder cannot be read: permission denied" in both
+
+
+def test_a_folder_holding_only_specs_it_may_not_read_says_why(tmp_path: Path) -> None:
+    (tmp_path / "outside.spark").write_text(SPEC, encoding="utf-8")
+    project = tmp_path / "project"
+    (project / "only-links").mkdir(parents=True)
+    (project / "spark.toml").write_text("", encoding="utf-8")
+    (project / "only-links" / "out.spark").symlink_to("../../outside.spark")
+    private = project / "private"
+    private.mkdir()
+    (private / "a.spark").write_text(SPEC, encoding="utf-8")
+    private.chmod(0)
+    prefix = without_file_permission_override()
+    both = assert_handled(spark(project, "check", "only-links", prefix=prefix), 2)
+    assert "only-links holds no .spark file spark may read" in both
+    assert "only-links/out.spark: it resolves outside the project root" in both
+    both = assert_handled(spark(project, "check", "private", prefix=prefix), 2)
+    assert "private: the folder cannot be read: permission denied" in both
