@@ -24,6 +24,9 @@ def test_wheel_contains_grammar_and_catalog(tmp_path: Path) -> None:
     assert "spark_dsl/catalog/snapshot.json" in names
     shipped = zipfile.ZipFile(wheel).read("spark_dsl/grammar/spark.lark").decode()
     assert shipped == (REPO / "grammar" / "spark.lark").read_text()
+    # The parse table a clean parse reads instead of building Lark's parser (spark_dsl.syntax.table).
+    table = zipfile.ZipFile(wheel).read("spark_dsl/syntax/parse_table.json").decode()
+    assert table == (REPO / "spark_dsl" / "syntax" / "parse_table.json").read_text()
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "spark = spark_dsl.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

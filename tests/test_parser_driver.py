@@ -1,5 +1,6 @@
 """The fast LALR driver (spark_dsl.syntax.lalr) gives exactly what Lark's own parser gives, or gives up.
 
+The table it reads (spark_dsl/syntax/parse_table.json) is what Lark builds from the grammar now.
 Lark stays the reference: for every spec in the repository and for many cut and spliced variants
 of them, the driver's statements and comments equal Lark's, and wherever Lark raises (a syntax
 error, a bad escape, nesting too deep) the driver gives up, so the diagnostic is still made from
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from spark_dsl.syntax import ast
+from spark_dsl.syntax import ast, table
 from spark_dsl.syntax import parser as spark_parser
 from spark_dsl.syntax.lalr import GiveUp
 
@@ -96,3 +97,23 @@ def test_cut_and_spliced_specs() -> None:
 def test_parse_falls_back_to_lark_for_its_diagnostic() -> None:
     result = spark_parser.parse("deployment a {\n  x = \n}\n", "a.spark")
     assert result.module is None and result.diagnostic is not None and result.diagnostic.code.startswith("SPK0")
+
+
+def test_the_shipped_table_is_what_lark_builds_from_the_grammar() -> None:
+    assert table.TABLE_FILE.read_text(encoding="utf-8") == table.render(table.generate()), (
+        "the grammar changed: run `python -m spark_dsl.syntax.table > spark_dsl/syntax/parse_table.json`"
+    )
+
+
+def test_a_clean_parse_imports_no_lark() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from spark_dsl.syntax.parser import parse\n"
+        "assert parse('deployment a {\\n  x = [1, f(2)]\\n}\\n', 'a.spark').module is not None\n"
+        "print(' '.join(m for m in sys.modules if m == 'lark' or m.startswith('lark.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

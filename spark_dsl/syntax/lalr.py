@@ -1,36 +1,31 @@
-"""Lark's LALR parse table driven by one tight loop over the SparkLexer's scan.
+"""Parses with the shipped LALR table (spark_dsl.syntax.table) in one tight loop, without Lark.
 
 Lark parses a token through a generator, a method call, an assertion that compares rule objects
-in Python and a lookup of each reduction's callback by rule hash; with the scan and the tokens
-Lark builds, that was about two thirds of a check's parse. This driver reads the same table, calls
-the same callbacks (the inline AstBuilder, through Lark's parse-tree builder) and scans with the
-SparkLexer's own pattern, so a text it accepts gives the very same statements.
+in Python and a lookup of each reduction's callback by rule hash, and a cold start imported Lark
+and unpickled its parser before the first token. This driver reads the table Lark built from the
+grammar (shipped as data), scans with SparkLexer's pattern and replays what Lark's parse-tree
+builder does with each reduction (which children to keep, where an optional part leaves None, a
+`?rule` handing on its one child) before calling the same AstBuilder method, so a text it accepts
+gives the very same statements as Lark's parser.
 
 It knows only the way through: at the first thing that is not plain sailing (a character no
 terminal matches, a token the table does not expect, nesting too deep, too many tokens, or any
-exception from a callback), it gives up and the caller parses the text again with Lark, whose errors, and their
-order, the diagnostics are made from (spark_dsl/syntax/parser.py).
+exception from a callback), it gives up and the caller parses the text again with Lark, whose
+errors, and their order, the diagnostics are made from (spark_dsl/syntax/parser.py).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from lark.lexer import Token
-from lark.parse_tree_builder import ExpandSingleChild
-from lark.parsers.lalr_analysis import Shift
-from lark.parsers.lalr_parser_state import ParseConf
+from typing import Any
 
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
-from spark_dsl.syntax.lexer import _NESTING, MAX_NESTING, MAX_TOKENS, SparkLexer
+from spark_dsl.syntax.scan import MAX_NESTING, MAX_TOKENS, NESTING
 
-if TYPE_CHECKING:
-    from lark import Lark
-
-# A reduction: how many values it pops, its callback (None: the one value stays) and the
-# nonterminal it leaves.
+# A reduction: how many values it pops, what makes its value of them (None: the one value
+# stays) and the nonterminal it leaves.
 _Reduce = tuple[int, Callable[[list[Any]], Any] | None, str]
 
 
@@ -38,41 +33,86 @@ class GiveUp(Exception):
     """The text is not plain sailing: parse it with Lark for its exact error."""
 
 
-class FastParser:
-    """Parses texts with the table and callbacks of one Lark LALR parser."""
+class Tok(str):
+    """A token: its text, its terminal and where it is (what the AstBuilder reads of Lark's)."""
 
-    def __init__(self, lark: Lark) -> None:
-        frontend = lark.parser
-        lexer = frontend.lexer
-        assert isinstance(lexer, SparkLexer), "the driver scans with SparkLexer's pattern"
-        inner = frontend.parser.parser  # lark.parsers.lalr_parser._Parser
-        (start,) = lark.options.start
-        conf = ParseConf(inner.parse_table, inner.callbacks, start)
-        if any(isinstance(key, str) for key in conf.callbacks):
-            raise ValueError("terminal callbacks are not supported")  # AstBuilder has none
-        # Each state's actions with the rule objects resolved once: a shift is the next state
-        # (an int), a reduction a tuple.
-        self.states: dict[int, dict[str, int | _Reduce]] = {}
-        for state, actions in conf.states.items():
-            table: dict[str, int | _Reduce] = {}
-            for symbol, (action, arg) in actions.items():
-                if action is Shift:
-                    table[symbol] = arg
-                else:
-                    callback = conf.callbacks[arg]
-                    size = len(arg.expansion)
-                    # `?rule` with one symbol: Lark hands the one child on unchanged.
-                    identity = size == 1 and isinstance(callback, ExpandSingleChild)
-                    table[symbol] = (size, None if identity else callback, arg.origin.name)
-            self.states[state] = table
-        self.start_state: int = conf.start_state
-        self.end_state: int = conf.end_state
-        self.pattern = lexer.pattern
-        self.ignore = lexer.ignore
-        self.keywords = lexer.keywords
-        # Only comments are ignored and kept; any other callback would need Lark's tokens.
-        if set(lexer.callbacks) - {"COMMENT"}:
-            raise ValueError("lexer callbacks other than COMMENT are not supported")
+    __slots__ = ("end_pos", "start_pos", "type")
+    type: str
+    start_pos: int
+    end_pos: int
+
+
+class _Helper:
+    """One of Lark's helper lists (`__body_star_2`: the entries of a body), which the rule that
+    uses it splices in, as Lark splices the children of its helper trees."""
+
+    __slots__ = ("children",)
+
+    def __init__(self, children: list[Any]) -> None:
+        self.children = children
+
+
+def _filter(include: list[list[Any]], append_none: int, then: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    """Lark's child filter: keep the listed children, splice in helper lists, add placeholders."""
+
+    def keep(children: list[Any]) -> Any:
+        kept: list[Any] = []
+        for i, splice, add_none in include:
+            if add_none:
+                kept += [None] * add_none
+            if splice:
+                if kept:
+                    kept += children[i].children
+                else:  # as Lark: take the helper's own list, so a long body is built in linear time
+                    kept = children[i].children
+            else:
+                kept.append(children[i])
+        if append_none:
+            kept += [None] * append_none
+        return then(kept)
+
+    return keep
+
+
+def _expand1(then: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    """Lark's `?rule`: a lone child is handed on, several make the rule's value."""
+
+    def expand(children: list[Any]) -> Any:
+        return children[0] if len(children) == 1 else then(children)
+
+    return expand
+
+
+def _reduction(spec: dict[str, Any], builder: object) -> Callable[[list[Any]], Any] | None:
+    steps = spec["steps"]
+    if steps == [["expand1"]] and spec["size"] == 1:
+        return None  # the one child stays on the stack as it is
+    make: Callable[[list[Any]], Any] = getattr(builder, spec["method"]) if spec["method"] else _Helper
+    for step in reversed(steps):
+        if step[0] == "expand1":
+            make = _expand1(make)
+        elif step[0] == "filter":
+            make = _filter(step[1], step[2], make)
+        else:
+            raise ValueError(f"unknown step {step[0]!r} in the parse table")
+    return make
+
+
+class FastParser:
+    """Parses texts with the shipped table, building nodes with `builder` (an AstBuilder)."""
+
+    def __init__(self, table: dict[str, Any], builder: object) -> None:
+        rules = [(spec["size"], _reduction(spec, builder), spec["origin"]) for spec in table["rules"]]
+        self.states: list[dict[str, int | _Reduce]] = [
+            {symbol: code if code >= 0 else rules[-1 - code] for symbol, code in actions.items()}
+            for actions in table["states"]
+        ]
+        self.start_state: int = table["start"]
+        self.end_state: int = table["end"]
+        scan = table["scan"]
+        self.pattern = re.compile(scan["pattern"])
+        self.ignore = frozenset(scan["ignore"])
+        self.keywords: dict[str, dict[str, str]] = scan["keywords"]
 
     def parse(self, text: str, comments: list[ast.Comment]) -> Any:
         """The start rule's value; comments appended to `comments`. Raises GiveUp."""
@@ -109,16 +149,14 @@ class FastParser:
             if budget < 0:
                 raise GiveUp
             value = m.group()
-            if kind in _NESTING:
-                depth += _NESTING[kind]
+            if kind in NESTING:
+                depth += NESTING[kind]
                 if depth > MAX_NESTING:
                     raise GiveUp
             if kind in keywords:
                 kind = keywords[kind].get(value, kind)
-            # A Lark token with what the AstBuilder reads (type, value, start and end).
-            token = new_token(Token, value)
+            token = new_token(Tok, value)
             token.type = kind
-            token.value = value
             token.start_pos = pos
             token.end_pos = stop
             pos = stop
@@ -131,8 +169,8 @@ class FastParser:
                     value_stack.append(token)
                     break
                 # A reduction, inline (it runs more often than a shift).
-                size, callback, origin = action  # type: ignore[misc]
-                if callback is None:
+                size, make, origin = action  # type: ignore[misc]
+                if make is None:
                     state_stack.pop()
                 else:
                     if size:
@@ -141,15 +179,15 @@ class FastParser:
                         del value_stack[-size:]
                     else:
                         children = []
-                    value_stack.append(callback(children))
+                    value_stack.append(make(children))
                 state_stack.append(states[state_stack[-1]][origin])  # type: ignore[arg-type]
         end_state = self.end_state
         while True:
             action = states[state_stack[-1]].get("$END")
             if action is None or isinstance(action, int):
                 raise GiveUp
-            size, callback, origin = action
-            if callback is None:
+            size, make, origin = action
+            if make is None:
                 state_stack.pop()
             else:
                 if size:
@@ -158,7 +196,7 @@ class FastParser:
                     del value_stack[-size:]
                 else:
                     children = []
-                value_stack.append(callback(children))
+                value_stack.append(make(children))
             state_stack.append(states[state_stack[-1]][origin])  # type: ignore[arg-type]
             if state_stack[-1] == end_state:
                 return value_stack[-1]

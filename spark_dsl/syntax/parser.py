@@ -63,9 +63,11 @@ def _parser() -> Lark:
 
 @cache
 def _fast() -> FastParser:
+    from spark_dsl.syntax import table
+    from spark_dsl.syntax.builder import AstBuilder
     from spark_dsl.syntax.lalr import FastParser
 
-    return FastParser(_parser())
+    return FastParser(table.load(), AstBuilder())
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +113,9 @@ def keep_parses(files: int) -> None:
 def parse(text: str, file: str) -> ParseResult:
     """Parse one file's text; a syntax error yields a diagnostic instead of a module.
 
-    The fast driver (spark_dsl.syntax.lalr) parses what it can; a text it gives up on is
-    parsed again by Lark, whose errors the diagnostics describe.
+    The fast driver (spark_dsl.syntax.lalr, reading the shipped table) parses what it can
+    without importing Lark; a text it gives up on is parsed again by Lark, whose errors the
+    diagnostics describe.
     """
     kept = _kept
     if kept is None:
@@ -128,13 +131,8 @@ def parse(text: str, file: str) -> ParseResult:
 
 
 def _parse(text: str, file: str) -> ParseResult:
-    from lark.exceptions import UnexpectedInput, VisitError
-
-    from spark_dsl.syntax.builder import SyntaxProblem
-    from spark_dsl.syntax.errors import describe_syntax_error
     from spark_dsl.syntax.lalr import GiveUp
 
-    parser = _parser()
     with _lock:
         found: list[ast.Comment] = []
         try:
@@ -144,6 +142,18 @@ def _parse(text: str, file: str) -> ParseResult:
         else:
             module = ast.Module(tuple(cast("list[ast.Statement]", statements)), tuple(found), Span(0, len(text)))
             return ParseResult(module, None)
+    return _parse_with_lark(text, file)
+
+
+def _parse_with_lark(text: str, file: str) -> ParseResult:
+    """Lark's own parse, for a text the fast driver gives up on: its errors make the diagnostics."""
+    from lark.exceptions import UnexpectedInput, VisitError
+
+    from spark_dsl.syntax.builder import SyntaxProblem
+    from spark_dsl.syntax.errors import describe_syntax_error
+
+    parser = _parser()
+    with _lock:
         _comments.current = []
         try:
             statements = parser.parse(text)
