@@ -11,6 +11,7 @@ from spark_dsl.span import LineIndex, Location, Span
 if TYPE_CHECKING:
     from lark import Token
     from lark.exceptions import UnexpectedInput
+    from lark.lexer import Lexer
 
 _WORDS = {
     "NAME": "a name",
@@ -66,23 +67,23 @@ def _found(tok: Token) -> str:
     return f'"{tok}"' if tok.type != "STRING" else f"the string {tok}"
 
 
-def _tokens_before(text: str, offset: int) -> list[Token]:
+def _tokens_before(text: str, offset: int, lexer: Lexer) -> list[Token]:
     from spark_dsl.syntax.lexer import tokens
 
     seen: list[Token] = []
-    for tok in tokens(text):
+    for tok in tokens(text, lexer):
         if (tok.start_pos or 0) >= offset:
             break
         seen.append(tok)
     return seen
 
 
-def _brace_pairs(text: str) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+def _brace_pairs(text: str, lexer: Lexer) -> tuple[list[tuple[int, int]], list[int], list[int]]:
     """Matched `{`/`}` offset pairs, unclosed `{` offsets and unmatched `}` offsets."""
     pairs: list[tuple[int, int]] = []
     stack: list[int] = []
     stray: list[int] = []
-    for tok in _tokens_before(text, len(text) + 1):
+    for tok in _tokens_before(text, len(text) + 1, lexer):
         if tok.type == "LBRACE":
             stack.append(tok.start_pos or 0)
         elif tok.type == "RBRACE":
@@ -119,7 +120,7 @@ def _unclosed_brace(text: str, file: str, open_braces: list[int], pairs: list[tu
     )
 
 
-def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnostic:
+def describe_syntax_error(text: str, file: str, err: UnexpectedInput, lexer: Lexer) -> Diagnostic:
     from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
     if isinstance(err, UnexpectedCharacters):
@@ -142,7 +143,7 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
     tok = err.token
     expected = set(err.expected)
     if tok.type == "$END" and "RBRACE" in expected:
-        pairs, open_braces, _ = _brace_pairs(text)
+        pairs, open_braces, _ = _brace_pairs(text, lexer)
         if open_braces:
             return _unclosed_brace(text, file, open_braces, pairs)
     start = tok.start_pos if tok.start_pos is not None else len(text)
@@ -151,7 +152,7 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
         start = end = len(text.rstrip())
     span = Span(start, max(end, start))
     if tok.type == "RBRACE" and "RBRACE" not in expected:
-        _, _, stray = _brace_pairs(text)
+        _, _, stray = _brace_pairs(text, lexer)
         if start in stray:
             return Diagnostic(
                 "SPK003",
@@ -161,7 +162,7 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput) -> Diagnos
                 label="no block is open here",
                 help="remove this `}`, or add the `{` it was meant to close",
             )
-    before = _tokens_before(text, start)
+    before = _tokens_before(text, start, lexer)
     if (
         expected == {"LBRACE"}
         and len(before) >= 2

@@ -108,11 +108,10 @@ def _too_many(start: int, end: int) -> SyntaxProblem:
     )
 
 
-def tokens(text: str) -> Iterator[Token]:
-    """Every token of `text` up to the first lexical error or nesting too deep (for describing syntax errors)."""
-    from spark_dsl.syntax.parser import _parser
+def tokens(text: str, lexer: Lexer) -> Iterator[Token]:
+    """Every token of `text` up to the first lexical error or nesting too deep (for describing syntax errors).
 
-    lexer = _parser().parser.lexer
+    `lexer` is the Lark parser's own (the parser passes it in, so this module need not import it)."""
     state = LexerState(_text_slice(text))
     try:
         yield from lexer.lex(state, None)

@@ -6,24 +6,17 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from spark_dsl.diagnostics import Diagnostic, Fix, Severity, replacement
 from spark_dsl.span import Location, Span
 from spark_dsl.syntax import ast
+from spark_dsl.syntax.grammar import grammar_path
 
 if TYPE_CHECKING:
     from lark import Lark
 
     from spark_dsl.syntax.lalr import FastParser
-
-
-def grammar_path() -> Path:
-    """The shipped grammar (inside the wheel) or the repository's own copy."""
-    here = Path(__file__).resolve().parent.parent
-    shipped = here / "grammar" / "spark.lark"
-    return shipped if shipped.exists() else here.parent / "grammar" / "spark.lark"
 
 
 class _CommentCollector:
@@ -158,7 +151,7 @@ def _parse_with_lark(text: str, file: str) -> ParseResult:
         try:
             statements = parser.parse(text)
         except UnexpectedInput as err:
-            return ParseResult(None, describe_syntax_error(text, file, err))
+            return ParseResult(None, describe_syntax_error(text, file, err, parser.parser.lexer))
         except (VisitError, SyntaxProblem) as err:
             problem = err.orig_exc if isinstance(err, VisitError) else err
             if not isinstance(problem, SyntaxProblem):

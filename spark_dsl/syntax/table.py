@@ -45,8 +45,8 @@ def generate() -> dict[str, Any]:
     from lark.parsers.lalr_parser_state import ParseConf
 
     from spark_dsl.syntax.builder import AstBuilder
+    from spark_dsl.syntax.grammar import grammar_path
     from spark_dsl.syntax.lexer import SparkLexer
-    from spark_dsl.syntax.parser import grammar_path
 
     lark = Lark(
         grammar_path().read_text(encoding="utf-8"),
