@@ -1,0 +1,135 @@
+"""`spark explain`'s failing and fixed examples are excerpts of the code's fixtures: every line of
+the failing example appears, in order, in `CODE.fail.spark`, and every line of the fixed example in
+`CODE.pass.spark`. The fixtures are checked (tests/test_check_fixtures.py) and their rendering is
+pinned (tests/test_code_snapshots.py), so an excerpt of them shows what the checker really does.
+
+Lines are compared without their indentation, runs of spaces and comments.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spark_dsl.codes import registry
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# Examples written before this test, not yet excerpts of their fixture. The list may only shrink:
+# a new code's examples must be excerpts, and an example that becomes one leaves the list.
+NOT_YET = set(
+    [
+        "SPK002.failing",
+        "SPK002.fixed",
+        "SPK004.failing",
+        "SPK004.fixed",
+        "SPK005.fixed",
+        "SPK008.failing",
+        "SPK008.fixed",
+        "SPK102.failing",
+        "SPK102.fixed",
+        "SPK103.failing",
+        "SPK104.failing",
+        "SPK104.fixed",
+        "SPK105.failing",
+        "SPK105.fixed",
+        "SPK107.failing",
+        "SPK108.failing",
+        "SPK108.fixed",
+        "SPK109.failing",
+        "SPK109.fixed",
+        "SPK110.failing",
+        "SPK110.fixed",
+        "SPK111.failing",
+        "SPK111.fixed",
+        "SPK112.failing",
+        "SPK112.fixed",
+        "SPK113.failing",
+        "SPK114.failing",
+        "SPK114.fixed",
+        "SPK115.failing",
+        "SPK115.fixed",
+        "SPK120.failing",
+        "SPK120.fixed",
+        "SPK121.failing",
+        "SPK121.fixed",
+        "SPK123.fixed",
+        "SPK124.failing",
+        "SPK124.fixed",
+        "SPK125.fixed",
+        "SPK201.failing",
+        "SPK201.fixed",
+        "SPK202.fixed",
+        "SPK203.failing",
+        "SPK211.failing",
+        "SPK211.fixed",
+        "SPK212.failing",
+        "SPK212.fixed",
+        "SPK214.fixed",
+        "SPK219.fixed",
+        "SPK220.failing",
+        "SPK220.fixed",
+        "SPK221.failing",
+        "SPK221.fixed",
+        "SPK222.fixed",
+        "SPK302.failing",
+        "SPK302.fixed",
+        "SPK303.failing",
+        "SPK303.fixed",
+        "SPK507.fixed",
+        "SPK509.fixed",
+        "SPK510.fixed",
+        "SPK511.fixed",
+        "SPK903.fixed",
+        "SPK904.failing",
+        "SPK904.fixed",
+        "SPK905.failing",
+        "SPK905.fixed",
+        "SPK906.fixed",
+        "SPK907.failing",
+        "SPK907.fixed",
+        "SPK908.failing",
+    ]
+)
+
+
+def _without_comment(line: str) -> str:
+    for i, ch in enumerate(line):
+        if ch == "#" and line[:i].count('"') % 2 == 0:
+            return line[:i]
+    return line
+
+
+def _lines(text: str) -> list[str]:
+    return [n for n in (" ".join(_without_comment(line).split()) for line in text.splitlines()) if n]
+
+
+def _in_order(excerpt: list[str], whole: list[str]) -> bool:
+    rest = iter(whole)
+    return all(any(line == other for other in rest) for line in excerpt)
+
+
+def _fixture(code: str, suffix: str) -> Path | None:
+    found = [FIXTURES / kind / f"{code}.{suffix}.spark" for kind in ("codes", "rules")]
+    return next((p for p in found if p.exists()), None)
+
+
+EXAMPLES = [
+    (f"{code}.{kind}", getattr(doc, kind), fixture)
+    for code, doc in registry().items()
+    for kind, suffix in (("failing", "fail"), ("fixed", "pass"))
+    if (fixture := _fixture(code, suffix)) is not None
+]
+
+
+@pytest.mark.parametrize(("name", "example", "fixture"), EXAMPLES, ids=[name for name, _, _ in EXAMPLES])
+def test_the_explain_example_is_an_excerpt_of_the_fixture(name: str, example: str, fixture: Path) -> None:
+    is_excerpt = _in_order(_lines(example), _lines(fixture.read_text(encoding="utf-8")))
+    if name in NOT_YET:
+        assert not is_excerpt, f"{name} is now an excerpt of {fixture.name}: take it off NOT_YET"
+    else:
+        assert is_excerpt, f"every line of {name}'s example must appear, in order, in {fixture.name}"
+
+
+def test_the_list_of_exceptions_names_only_examples() -> None:
+    assert not NOT_YET - {name for name, _, _ in EXAMPLES}
