@@ -33,7 +33,9 @@ import shutil
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from spark_dsl.targets.manifest import MANIFEST, is_deployment_name
 
@@ -67,11 +69,19 @@ class Change:
     old_manifest: str | None = None
 
 
+@cache
+def _libc_call(name: str) -> Any:
+    """A function of the C library (looked up once: a build renames once per folder), or None."""
+    try:
+        return getattr(ctypes.CDLL(None, use_errno=True), name)
+    except (OSError, AttributeError):
+        return None
+
+
 def _renameat2(source: Path, target: Path, flags: int) -> bool | None:
     """Linux renameat2: True done, False refused (errno set), None where the system has no such call."""
-    try:
-        call = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
+    call = _libc_call("renameat2")
+    if call is None:
         return None
     result = call(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), flags)
     if result == 0:
@@ -92,9 +102,8 @@ def _sync(path: Path) -> None:
 
 def _syncfs(folder: Path) -> bool:
     """Linux syncfs: everything written to `folder`'s file system is on disk; False where there is no such call."""
-    try:
-        call = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
+    call = _libc_call("syncfs")
+    if call is None:
         return False
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
