@@ -53,9 +53,10 @@ def _span(tok: Token) -> Span:
 
 
 def _node_span(first: Any, last: Any) -> Span:
-    a = first.span if hasattr(first, "span") else _span(first)
-    b = last.span if hasattr(last, "span") else _span(last)
-    return Span(a.start, b.end)
+    """From the start of `first` to the end of `last`, each a token (a `str`) or a node."""
+    start = (first.start_pos or 0) if isinstance(first, str) else first.span.start
+    end = (last.end_pos or 0) if isinstance(last, str) else last.span.end
+    return Span(start, end)
 
 
 _ESCAPE = re.compile(r"\\(u\{[0-9A-Fa-f]{1,6}\}|.)")
