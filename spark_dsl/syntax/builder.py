@@ -54,8 +54,8 @@ def _span(tok: Token) -> Span:
 
 def _node_span(first: Any, last: Any) -> Span:
     """From the start of `first` to the end of `last`, each a token (a `str`) or a node."""
-    start = (first.start_pos or 0) if isinstance(first, str) else first.span.start
-    end = (last.end_pos or 0) if isinstance(last, str) else last.span.end
+    start = first.span.start if hasattr(first, "span") else (first.start_pos or 0)
+    end = last.span.end if hasattr(last, "span") else (last.end_pos or 0)
     return Span(start, end)
 
 
