@@ -260,6 +260,10 @@ def _checked_ignores(
     from spark_dsl import ignores
 
     kept, used = ignores.silence(found, sources.values())
+    if not any(ignores.entries(source) for source in sources.values()):
+        # No ignore comment in the run, so none is unused: the places a run judged (a line index
+        # and a set of line numbers for every file) are not worked out for nothing.
+        return kept
     failed = {d.deployment for d in found if d.severity is Severity.ERROR}
     clean = {p.name for p in plans} - failed
     judged = ignores.judged_places(files, found, sources, clean)
