@@ -94,6 +94,9 @@ class Projects:
 
     forced: Path | None = None
     _by_folder: dict[Path, Project] = field(default_factory=dict)
+    # Where each path asked about starts its search: a run asks of every file two or three times
+    # (its folder's scan, the loader, the settings), and each answer walked every folder above it.
+    _starts: dict[Path, Path] = field(default_factory=dict)
 
     def of(self, path: Path) -> Project:
         """The project of a file (searched from its folder) or of a folder (from itself).
@@ -101,20 +104,22 @@ class Projects:
         A path that does not resolve (a symlink loop, a NUL, a name too long) is looked up
         from the folder it names, so the loader can say why the file cannot be read.
         """
-        if self.forced is not None:
-            start = self.forced.resolve()
-        else:
-            real = files.resolve(path)
-            if isinstance(real, files.Unreadable):
-                real = Path(os.path.abspath(path))
-                start = real.parent
-            else:
-                start = real if _is(real, stat.S_ISDIR) else real.parent
+        start = self._starts.get(path)
+        if start is None:
+            start = self._starts[path] = self._start(path)
         cached = self._by_folder.get(start)
         if cached is None:
             cached = self._find(start)
             self._by_folder[start] = cached
         return cached
+
+    def _start(self, path: Path) -> Path:
+        if self.forced is not None:
+            return self.forced.resolve()
+        real = files.resolve(path)
+        if isinstance(real, files.Unreadable):
+            return Path(os.path.abspath(path)).parent
+        return real if _is(real, stat.S_ISDIR) else real.parent
 
     def scan(self, folder: Path, real: Path, boundary: Path | None = None) -> tuple[list[Path], list[files.Skipped]]:
         """The `.spark` files a scan of `folder` (resolved: `real`) keeps, and what it left out unread.
