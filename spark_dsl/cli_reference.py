@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from spark_dsl import catalog
+
 BEGIN = "<!-- BEGIN GENERATED: python -m spark_dsl.cli_reference docs/cli.md -->"
 END = "<!-- END GENERATED -->"
 
@@ -21,7 +23,7 @@ ARGUMENTS = {
     "paths": "Spec files and folders (every `*.spark` below a folder that the project's `include` and "
     "`exclude` keep); `-` is standard input. Default: `.`, the current folder.",
     "topic": "A diagnostic code such as `SPK212`, or the name of a key (`max_model_len`, `serve.port`), a "
-    "block (`target slurm`), an accelerator (`b200`), a model or a checkpoint. None: every code.",
+    "block (`target slurm`), an accelerator (`{accelerator}`), a model or a checkpoint. None: every code.",
 }
 
 
@@ -45,7 +47,8 @@ def _command(name: str, command: click.Command, parent: click.Context) -> list[s
     for param in command.params:
         if isinstance(param, click.Argument):
             shown = param.make_metavar(ctx)
-            rows.append((f"`{shown}`", ARGUMENTS.get(param.name or "", "")))
+            accelerator = catalog.load().examples()[0]
+            rows.append((f"`{shown}`", ARGUMENTS.get(param.name or "", "").replace("{accelerator}", accelerator)))
             continue
         record = param.get_help_record(ctx)
         if record is None:  # hidden

@@ -93,17 +93,18 @@ def _block_topic(path: str, block: BlockSpec) -> Topic:
 def _accelerator_topic(acc: catalog.Accelerator) -> Topic:
     cat = catalog.load()
     defaults = cat.path_defaults(acc.vendor)
+    fp4 = ", ".join(c.upper() for c in cat.fp4_checkpoints())
     rows = [
         ("name", acc.display_name),
         ("vendor", f"{acc.vendor.upper()} ({acc.generation})"),
         ("node", f"{acc.gpus_per_node} GPUs with {acc.memory_gb:g} GB each"),
-        ("FP4", "yes (NVFP4 runs)" if acc.fp4 else "no (NVFP4 cannot run)"),
+        ("FP4", f"yes ({fp4} runs)" if acc.fp4 else f"no ({fp4} cannot run)"),
         (
             "recipe",
             "validated" if acc.validated else "not validated: an error unless `allow_unvalidated = true` (SPK201)",
         ),
-        ("checkpoint", defaults["checkpoint"] if acc.validated else "none by default: set one (SPK118)"),
-        ("parallel", str(defaults["parallel"]).replace("+", " + ")),
+        ("checkpoint", defaults.checkpoint if acc.validated else "none by default: set one (SPK118)"),
+        ("parallel", defaults.parallel.replace("+", " + ")),
         ("image", cat.image(acc.vendor)),
     ]
     if acc.note:
@@ -131,7 +132,7 @@ def _model_topic(model: catalog.Model) -> Topic:
 
 def _checkpoint_topic(name: str) -> Topic:
     cat = catalog.load()
-    validated = [path.upper() for path, ids in cat.recipe["validated_checkpoints"].items() if name in ids]
+    validated = [path.upper() for path, ids in cat.recipe.validated_checkpoints.items() if name in ids]
     rows: list[tuple[str, str]] = []
     for model in cat.models.values():
         ckpt = model.checkpoints.get(name)
@@ -139,7 +140,7 @@ def _checkpoint_topic(name: str) -> Topic:
             converts = f", converted from {ckpt.converts_from} while loading" if ckpt.converts_from else ""
             rows.append((model.id, f"{ckpt.repository}, {ckpt.weights_gb:g} GB of weights{converts}"))
     rows.append(("validated on", ", ".join(validated) or "no path"))
-    if name == "nvfp4":
+    if cat.needs_fp4(name):
         rows.append(("needs", "an accelerator with FP4 (Blackwell)"))
     return Topic(f"checkpoint `{name}`", tuple(rows))
 
@@ -174,9 +175,11 @@ def names() -> list[str]:
 
 def topics_footer() -> str:
     """The line under the code listing that says what else `spark explain` takes."""
+    accelerator, model, checkpoint = catalog.load().examples()
     return (
         "spark explain CODE explains a code; spark explain NAME explains a key (max_model_len, serve.port), "
-        "a block (serve, target slurm), an accelerator (b200), a model (muse-spark-open) or a checkpoint (nvfp4)\n"
+        f"a block (serve, target slurm), an accelerator ({accelerator}), a model ({model}) "
+        f"or a checkpoint ({checkpoint})\n"
     )
 
 

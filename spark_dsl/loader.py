@@ -347,9 +347,13 @@ class Loader:
         )
 
     def _check_required(self, node: ast.Deployment, source: SourceFile, body: TypedBody) -> None:
+        from spark_dsl import catalog
         from spark_dsl.edits import add_setting
 
-        for key, example in (("model", "muse-spark-open"), ("accelerator", "b200")):
+        # The examples are the catalog's first model and first validated accelerator.
+        cat = catalog.load()
+        examples = (("model", next(iter(cat.models))), ("accelerator", cat.validated_accelerators()[0].id))
+        for key, example in examples:
             if body.get(key) is None and key not in body.invalid:
                 self.sink.error(
                     "SPK107",

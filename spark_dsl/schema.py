@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 
+from spark_dsl.units import format_duration
+
 
 class Kind(StrEnum):
     """A key's value type, named as users read it in messages."""
@@ -70,10 +72,9 @@ def _keys(*specs: KeySpec) -> dict[str, KeySpec]:
     return {s.name: s for s in specs}
 
 
-CHECKPOINTS = ("bf16", "mxfp4", "nvfp4", "bf16-to-mxfp4")
 MODALITIES = ("text", "image", "audio", "video")
-ATTENTION = ("auto", "triton", "aiter", "flashinfer")
-KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
+# `target slurm`'s `time` when the spec leaves it out: the job script, SPK506 and SPK508 read it.
+SLURM_DEFAULT_TIME = 4 * 3600
 TARGET_KINDS = ("shell", "compose", "slurm", "kubernetes", "vllm-config")
 FABRICS = ("infiniband", "roce", "efa", "tcp")
 
@@ -121,7 +122,7 @@ def _targets() -> dict[str, BlockSpec]:
                 KeySpec("partition", Kind.STRING, "Slurm partition"),
                 KeySpec("account", Kind.STRING, "Slurm account"),
                 KeySpec("qos", Kind.STRING, "Slurm quality of service"),
-                KeySpec("time", Kind.DURATION, "time limit", default="4h"),
+                KeySpec("time", Kind.DURATION, "time limit", default=format_duration(SLURM_DEFAULT_TIME)),
                 KeySpec(
                     "container",
                     Kind.SYMBOL,
@@ -215,7 +216,9 @@ def deployment_schema() -> BlockSpec:
                 "gpus", Kind.INTEGER, "GPUs used on each node", default="the accelerator's GPUs per node", minimum=1
             ),
             KeySpec("nodes", Kind.INTEGER, "nodes", default="1", minimum=1),
-            KeySpec("checkpoint", Kind.SYMBOL, "which weights", symbols=CHECKPOINTS, default="by recipe path"),
+            KeySpec(
+                "checkpoint", Kind.SYMBOL, "which weights", symbols=cat.recipe.checkpoints, default="by recipe path"
+            ),
             KeySpec(
                 "parallel",
                 Kind.PARALLEL,
@@ -228,13 +231,25 @@ def deployment_schema() -> BlockSpec:
                 "`none`, `dspark`, `dspark(adaptive)` (optional `tokens = N`) or `auto`",
                 default="by recipe path",
             ),
-            KeySpec("attention", Kind.SYMBOL, "attention backend", symbols=ATTENTION, default="by recipe path"),
+            KeySpec(
+                "attention",
+                Kind.SYMBOL,
+                "attention backend",
+                symbols=("auto", *(b.name for b in cat.recipe.attention_backends)),
+                default="by recipe path",
+            ),
             KeySpec(
                 "frontend", Kind.SYMBOL, "API server frontend", symbols=("rust", "python"), default="by recipe path"
             ),
             KeySpec("max_model_len", Kind.COUNT, "context limit in tokens", default="by recipe path", minimum=1),
             KeySpec("max_num_seqs", Kind.COUNT, "concurrent sequences per engine", default="vLLM's", minimum=1),
-            KeySpec("kv_cache_dtype", Kind.SYMBOL, "KV cache precision", symbols=KV_CACHE_DTYPES, default="auto"),
+            KeySpec(
+                "kv_cache_dtype",
+                Kind.SYMBOL,
+                "KV cache precision",
+                symbols=tuple(cat.recipe.kv_cache_dtypes),
+                default="auto",
+            ),
             KeySpec(
                 "modalities", Kind.SYMBOL_LIST, "input modalities served", symbols=MODALITIES, default="by recipe path"
             ),

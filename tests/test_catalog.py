@@ -41,6 +41,67 @@ def test_cross_file_references_are_checked(tmp_path: Path, monkeypatch: pytest.M
         build.load_sources()
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "validated_alternative: mi355x",
+            "validated_alternative: mi300x",
+            r"vendors\.amd\.validated_alternative: 'mi300x' is not a validated amd accelerator",
+        ),
+        (
+            "attention_instead: triton",
+            "attention_instead: flashinfer",
+            r"vendors\.amd\.attention_instead: 'flashinfer' is not a amd backend",
+        ),
+        (
+            "checkpoints: [bf16, mxfp4, nvfp4, bf16-to-mxfp4]",
+            "checkpoints: [bf16, mxfp4, nvfp4]",
+            r"recipe\.yaml: checkpoints: .* are not the models'",
+        ),
+    ],
+)
+def test_vendor_facts_are_checked_against_the_other_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, message: str
+) -> None:
+    copy = tmp_path / "catalog"
+    shutil.copytree(build.CATALOG_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (copy / "recipe.yaml").read_text()
+    assert old in text
+    (copy / "recipe.yaml").write_text(text.replace(old, new))
+    monkeypatch.setattr(build, "CATALOG_DIR", copy)
+    with pytest.raises(build.CatalogError, match=message):
+        build.load_sources()
+
+
+def test_a_runtime_fact_of_the_wrong_shape_is_a_schema_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "catalog"
+    shutil.copytree(build.CATALOG_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (
+        (copy / "recipe.yaml")
+        .read_text()
+        .replace("kubernetes_gpu_resource: amd.com/gpu", "kubernetes_gpu_resource: amd gpu")
+    )
+    (copy / "recipe.yaml").write_text(text)
+    monkeypatch.setattr(build, "CATALOG_DIR", copy)
+    with pytest.raises(
+        build.CatalogError, match=r"recipe\.yaml: vendors\.amd\.runtime\.kubernetes_gpu_resource: 'amd gpu'"
+    ):
+        build.load_sources()
+
+
+def test_typed_views_read_the_recipe() -> None:
+    """Rules, plan and targets read typed views: the recipe is no dict of anything."""
+    cat = catalog.load()
+    assert cat.thresholds.default_context == 32768
+    assert cat.path_defaults("amd").attention_with_adaptive_dspark == "triton"
+    assert cat.vendor("amd").runtime.kubernetes_gpu_resource == "amd.com/gpu"
+    assert [r.code for r in cat.recipe.required_settings] == ["SPK207", "SPK208", "SPK209"]
+    assert cat.needs_fp4("nvfp4") and not cat.needs_fp4("mxfp4")
+    assert cat.smallest_kv_cache_dtype() == "fp8"
+    assert cat.examples() == ("b200", "muse-spark-open", "nvfp4")
+
+
 def test_facts_of_rules_md() -> None:
     cat = catalog.load()
     muse = cat.models["muse-spark-open"]

@@ -36,6 +36,10 @@ class Checkpoint:
     weights_gb: float
     confirmed: bool
     converts_from: str | None = None
+    # Runs only on accelerators with FP4 support (`Accelerator.fp4`).
+    needs_fp4: bool = False
+    # Converted to this quantization while loading (vLLM's `--quantization` value).
+    quantization: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,24 +79,178 @@ class Model:
 
 
 @dataclass(frozen=True, slots=True)
+class Image:
+    repository: str
+    confirmed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PathDefaults:
+    """The settings a vendor's path uses where the spec says nothing (`paths.<vendor>`)."""
+
+    checkpoint: str
+    parallel: str
+    speculative: str
+    frontend: str
+    attention: str | None
+    max_model_len: int | None
+    modalities: tuple[str, ...]
+    prefix_caching: bool
+    chunked_prefill: bool
+    model_runner: str | None
+    attention_with_adaptive_dspark: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    default_context: int
+    long_context_max_num_seqs: int
+    long_context_kv_dtypes: tuple[str, ...]
+    long_context_checkpoints: tuple[str, ...]
+    ep_from_concurrency: int
+    dspark_until_concurrency: int
+    kv_headroom_fraction: float
+    gpu_memory_utilization: float
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyChoice:
+    """One concurrency band of the AMD workload policy, in the catalog's spelling."""
+
+    parallel: str
+    speculative: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ports:
+    api: int
+    data_parallel_rpc: int
+    prefill: int
+    decode: int
+    nixl_prefill: int
+    nixl_decode: int
+
+    def nixl(self, role: str) -> int:
+        return self.nixl_prefill if role == "prefill" else self.nixl_decode
+
+
+@dataclass(frozen=True, slots=True)
+class AttentionBackend:
+    name: str
+    vllm: str
+    vendors: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ComposeDevices:
+    devices: tuple[str, ...]
+    group_add: tuple[str, ...]
+    security_opt: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VendorRuntime:
+    """How each runtime reaches the vendor's GPUs."""
+
+    kubernetes_gpu_resource: str
+    apptainer_flag: str
+    compose_gpu_driver: str | None
+    compose_devices: ComposeDevices | None
+
+
+@dataclass(frozen=True, slots=True)
+class Vendor:
+    name: str
+    validated_alternative: str
+    workload_policy: bool
+    attention_instead: str
+    env: tuple[tuple[str, str], ...]
+    online_quantization_env: str | None
+    runtime: VendorRuntime
+
+
+@dataclass(frozen=True, slots=True)
+class RequiredSetting:
+    """A setting a vendor's commands always set one way: one rule (`code`) each."""
+
+    code: str
+    vendor: str
+    key: str
+    bad: str
+    good: str
+    title: str
+    basis: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    vllm_version: str
+    images: dict[str, Image]
+    validated_checkpoints: dict[str, tuple[str, ...]]
+    paths: dict[str, PathDefaults]
+    thresholds: Thresholds
+    workload_policy: dict[str, dict[str, PolicyChoice]]
+    checkpoints: tuple[str, ...]
+    attention_backends: tuple[AttentionBackend, ...]
+    # `kv_cache_dtype` spelling -> bytes per KV element, in the key reference's order.
+    kv_cache_dtypes: dict[str, int]
+    vendors: dict[str, Vendor]
+    required_settings: tuple[RequiredSetting, ...]
+    ports: Ports
+
+
+@dataclass(frozen=True, slots=True)
 class Catalog:
     models: dict[str, Model]
     accelerators: dict[str, Accelerator]
-    recipe: dict[str, Any]
+    recipe: Recipe
 
     @property
     def vllm_version(self) -> str:
-        return str(self.recipe["vllm_version"])
+        return self.recipe.vllm_version
 
-    def path_defaults(self, vendor: str) -> dict[str, Any]:
-        return dict(self.recipe["paths"][vendor])
+    def path_defaults(self, vendor: str) -> PathDefaults:
+        return self.recipe.paths[vendor]
 
     @property
-    def thresholds(self) -> dict[str, Any]:
-        return dict(self.recipe["thresholds"])
+    def thresholds(self) -> Thresholds:
+        return self.recipe.thresholds
+
+    def vendor(self, name: str) -> Vendor:
+        return self.recipe.vendors[name]
 
     def image(self, vendor: str) -> str:
-        return f"{self.recipe['images'][vendor]['repository']}:v{self.vllm_version}"
+        return f"{self.recipe.images[vendor].repository}:v{self.vllm_version}"
+
+    def validated_accelerators(self) -> tuple[Accelerator, ...]:
+        return tuple(a for a in self.accelerators.values() if a.validated)
+
+    def attention_backend(self, name: str) -> AttentionBackend | None:
+        return next((b for b in self.recipe.attention_backends if b.name == name), None)
+
+    def examples(self) -> tuple[str, str, str]:
+        """The accelerator, model and checkpoint help texts show: the first validated accelerator,
+        the first model, and its vendor path's default checkpoint."""
+        accelerator = self.validated_accelerators()[0]
+        return accelerator.id, next(iter(self.models)), self.path_defaults(accelerator.vendor).checkpoint
+
+    def smallest_kv_cache_dtype(self) -> str:
+        """The KV cache dtype with the fewest bytes per element: what a capacity hint suggests."""
+        return min(self.recipe.kv_cache_dtypes, key=lambda name: self.recipe.kv_cache_dtypes[name])
+
+    def fp4_checkpoints(self) -> tuple[str, ...]:
+        return tuple(c for c in self.recipe.checkpoints if self.needs_fp4(c))
+
+    def vendor_env_names(self) -> tuple[str, ...]:
+        """Every variable a vendor's launches set (`env`, `online_quantization_env`)."""
+        names = [n for v in self.recipe.vendors.values() for n, _ in v.env]
+        names += [v.online_quantization_env for v in self.recipe.vendors.values() if v.online_quantization_env]
+        return tuple(names)
+
+    def needs_fp4(self, checkpoint: str) -> bool:
+        """Whether any model's `checkpoint` runs only on FP4 hardware."""
+        return any(m.checkpoints[checkpoint].needs_fp4 for m in self.models.values() if checkpoint in m.checkpoints)
 
 
 def _model(model_id: str, raw: dict[str, Any]) -> Model:
@@ -109,6 +267,54 @@ def _model(model_id: str, raw: dict[str, Any]) -> Model:
     )
 
 
+def _vendor(name: str, raw: dict[str, Any]) -> Vendor:
+    runtime = raw["runtime"]
+    devices = runtime["compose_devices"]
+    return Vendor(
+        name=name,
+        validated_alternative=raw["validated_alternative"],
+        workload_policy=raw["workload_policy"],
+        attention_instead=raw["attention_instead"],
+        env=tuple(raw["env"].items()),
+        online_quantization_env=raw["online_quantization_env"],
+        runtime=VendorRuntime(
+            kubernetes_gpu_resource=runtime["kubernetes_gpu_resource"],
+            apptainer_flag=runtime["apptainer_flag"],
+            compose_gpu_driver=runtime["compose_gpu_driver"],
+            compose_devices=None if devices is None else ComposeDevices(**{k: tuple(v) for k, v in devices.items()}),
+        ),
+    )
+
+
+def _recipe(data: dict[str, Any]) -> Recipe:
+    th = data["thresholds"]
+    return Recipe(
+        vllm_version=data["vllm_version"],
+        images={k: Image(**v) for k, v in data["images"].items()},
+        validated_checkpoints={k: tuple(v) for k, v in data["validated_checkpoints"].items()},
+        paths={k: PathDefaults(**{**v, "modalities": tuple(v["modalities"])}) for k, v in data["paths"].items()},
+        thresholds=Thresholds(
+            **{
+                **th,
+                "long_context_kv_dtypes": tuple(th["long_context_kv_dtypes"]),
+                "long_context_checkpoints": tuple(th["long_context_checkpoints"]),
+            }
+        ),
+        workload_policy={
+            ckpt: {band: PolicyChoice(**choice) for band, choice in bands.items()}
+            for ckpt, bands in data["workload_policy"].items()
+        },
+        checkpoints=tuple(data["checkpoints"]),
+        attention_backends=tuple(
+            AttentionBackend(b["name"], b["vllm"], tuple(b["vendors"])) for b in data["attention_backends"]
+        ),
+        kv_cache_dtypes={d["name"]: d["bytes"] for d in data["kv_cache_dtypes"]},
+        vendors={k: _vendor(k, v) for k, v in data["vendors"].items()},
+        required_settings=tuple(RequiredSetting(**r) for r in data["required_settings"]),
+        ports=Ports(**data["ports"]),
+    )
+
+
 @cache
 def load() -> Catalog:
     """The catalog, read once per process from the committed snapshot."""
@@ -116,7 +322,7 @@ def load() -> Catalog:
     return Catalog(
         models={k: _model(k, v) for k, v in data["models"].items()},
         accelerators={k: Accelerator(id=k, **v) for k, v in data["accelerators"].items()},
-        recipe={k: v for k, v in data.items() if k not in ("models", "accelerators")},
+        recipe=_recipe(data),
     )
 
 

@@ -60,6 +60,22 @@ def _check_references(data: dict[str, Any]) -> None:
         for ckpt in data["workload_policy"]:
             if ckpt not in model["checkpoints"]:
                 problems.append(f"recipe.yaml: workload_policy.{ckpt}: no such checkpoint in models.{model_id}")
+    model_checkpoints = {c for model in data["models"].values() for c in model["checkpoints"]}
+    if set(data["checkpoints"]) != model_checkpoints:
+        problems.append(
+            f"recipe.yaml: checkpoints: {data['checkpoints']} are not the models' {sorted(model_checkpoints)}"
+        )
+    backends = {b["name"]: b["vendors"] for b in data["attention_backends"]}
+    for vendor, facts in data["vendors"].items():
+        alt = data["accelerators"].get(facts["validated_alternative"])
+        if alt is None or alt["vendor"] != vendor or not alt["validated"]:
+            problems.append(
+                f"recipe.yaml: vendors.{vendor}.validated_alternative: {facts['validated_alternative']!r} "
+                f"is not a validated {vendor} accelerator"
+            )
+        instead = facts["attention_instead"]
+        if instead != "auto" and vendor not in backends.get(instead, ()):
+            problems.append(f"recipe.yaml: vendors.{vendor}.attention_instead: {instead!r} is not a {vendor} backend")
     if problems:
         raise CatalogError("\n".join(problems))
 

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+from spark_dsl import catalog
 from spark_dsl.plan.model import CapacityEstimate, Plan, Pool
-
-# Bytes per KV element by cache dtype; `auto` keeps the model's BF16.
-KV_DTYPE_BYTES = {"auto": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 
 
 def estimate(plan: Plan, pool: Pool) -> CapacityEstimate | None:
     if plan.checkpoint is None:
         return None
     arch = plan.model.architecture
-    dtype_bytes = KV_DTYPE_BYTES[plan.value("kv_cache_dtype")]
+    dtype_bytes = catalog.load().recipe.kv_cache_dtypes[plan.value("kv_cache_dtype")]
     per_layer = 2 * arch.kv_heads * arch.head_dim * dtype_bytes
     speculative = plan.value("speculative")
-    utilization = plan.value("gpu_memory_utilization") or plan.threshold("gpu_memory_utilization")
+    utilization = plan.value("gpu_memory_utilization") or plan.thresholds.gpu_memory_utilization
     return CapacityEstimate(
         role=pool.role,
         replica_gpus=pool.replica_gpus,

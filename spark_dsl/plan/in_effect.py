@@ -105,7 +105,7 @@ def _vllm_defaults(plan: Plan) -> dict[str, InEffect]:
         ),
         # vllm/config/cache.py: CacheConfig.gpu_memory_utilization = 0.92 (the catalog's threshold).
         "gpu_memory_utilization": InEffect(
-            "gpu_memory_utilization", plan.threshold("gpu_memory_utilization"), VLLM_DEFAULT, kind=Kind.FRACTION
+            "gpu_memory_utilization", plan.thresholds.gpu_memory_utilization, VLLM_DEFAULT, kind=Kind.FRACTION
         ),
         # No --attention-backend: vLLM picks one for the hardware and model.
         "attention": InEffect("attention", "auto", f"{VLLM_DEFAULT}: vLLM picks the backend", kind=Kind.SYMBOL),

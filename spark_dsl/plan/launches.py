@@ -6,20 +6,16 @@ import json
 from collections.abc import Mapping
 
 from spark_dsl import catalog
+from spark_dsl.plan import template
 from spark_dsl.plan.model import Launch, Plan, Pool
 from spark_dsl.plan.template import Template, placeholder
 from spark_dsl.values import SecretRef, Speculative
 
-ATTENTION_BACKENDS = {"triton": "TRITON_ATTN", "aiter": "ROCM_AITER_FA", "flashinfer": "FLASHINFER"}
 # Placeholders are Templates (`placeholder(NAME)`, or `Template(...)` around text that holds one):
 # only those are filled, so a user's value that reads `${SPARK_HEAD_ADDRESS}` stays literal.
-POOL_ADDRESS = {
-    "server": placeholder("SPARK_HEAD_ADDRESS"),
-    "prefill": placeholder("SPARK_PREFILL_ADDRESS"),
-    "decode": placeholder("SPARK_DECODE_ADDRESS"),
-}
+POOL_ADDRESS = {role: placeholder(name) for role, name in template.POOL_ADDRESS.items()}
 # Each rank binds its NIXL side channel on, and advertises, the address of its own node.
-NODE_ADDRESS = placeholder("SPARK_NODE_ADDRESS")
+NODE_ADDRESS = placeholder(template.NODE_ADDRESS)
 KV_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
 # `runtime.fabric`: the environment NCCL (and NIXL's transports) need for it, from their own docs
 # (docs/targets.md, "Fabric"). InfiniBand and RoCE need none: NCCL and UCX find the RDMA devices.
@@ -47,8 +43,7 @@ MANAGED_FLAGS = (
 MANAGED_ENV = (
     "VLLM_USE_RUST_FRONTEND",
     "VLLM_USE_V2_MODEL_RUNNER",
-    "VLLM_ROCM_USE_AITER",
-    "VLLM_ROCM_MUSE_MOE_ONLINE_QUANT",
+    *catalog.load().vendor_env_names(),
     "VLLM_NIXL_SIDE_CHANNEL_HOST",
     "VLLM_NIXL_SIDE_CHANNEL_PORT",
     "VLLM_API_KEY",
@@ -74,7 +69,7 @@ def model_id(plan: Plan) -> str:
 def api_port(plan: Plan) -> int:
     serve = plan.deployment.body.block("serve")
     port = serve.value("port") if serve else None
-    return int(port or catalog.load().recipe["ports"]["api"])
+    return int(port or catalog.load().recipe.ports.api)
 
 
 class LaunchBuilder:
@@ -82,7 +77,7 @@ class LaunchBuilder:
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self.ports = catalog.load().recipe["ports"]
+        self.ports = catalog.load().recipe.ports
         self.serve = plan.deployment.body.block("serve")
         self.runtime = plan.deployment.body.block("runtime")
 
@@ -101,7 +96,7 @@ class LaunchBuilder:
     def _pool_port(self, pool: Pool) -> int:
         if pool.role == "server":
             return api_port(self.plan)
-        return int(self.ports[pool.role])
+        return self.ports.prefill if pool.role == "prefill" else self.ports.decode
 
     def _server(self, pool: Pool, offset: int) -> Launch:
         plan = self.plan
@@ -120,8 +115,9 @@ class LaunchBuilder:
         if pool.ep:
             argv.append("--enable-expert-parallel")
         argv += self._data_parallel(pool, offset, headless)
-        if plan.value("checkpoint") == "bf16-to-mxfp4" and plan.path != "amd":
-            argv += ["--quantization", "mxfp4"]
+        quantization = plan.checkpoint.quantization if plan.checkpoint else None
+        if quantization and plan.vendor.online_quantization_env is None:
+            argv += ["--quantization", quantization]
         for key, flag in (("max_model_len", "--max-model-len"), ("max_num_seqs", "--max-num-seqs")):
             value = plan.value(key)
             if value is not None:
@@ -136,7 +132,9 @@ class LaunchBuilder:
                 argv.append(f"--enable-{name}" if value else f"--no-enable-{name}")
         attention = plan.value("attention")
         if attention is not None and attention != "auto":
-            argv += ["--attention-backend", ATTENTION_BACKENDS[attention]]
+            backend = catalog.load().attention_backend(attention)
+            assert backend is not None  # the schema admits only the catalog's backends
+            argv += ["--attention-backend", backend.vllm]
         argv += self._modalities()
         argv += self._speculative(plan.value("speculative"))
         if pool.role in KV_ROLES:
@@ -167,7 +165,7 @@ class LaunchBuilder:
             "--data-parallel-address",
             POOL_ADDRESS[pool.role],
             "--data-parallel-rpc-port",
-            str(self.ports["data_parallel_rpc"]),
+            str(self.ports.data_parallel_rpc),
         ]
         if headless:
             out += ["--headless", "--data-parallel-start-rank", str(offset * local)]
@@ -209,15 +207,15 @@ class LaunchBuilder:
         runner = plan.value("model_runner")
         if runner is not None:
             env["VLLM_USE_V2_MODEL_RUNNER"] = "1" if runner == "v2" else "0"
-        if plan.path == "amd":
-            env["VLLM_ROCM_USE_AITER"] = "1"
-            if plan.value("checkpoint") == "bf16-to-mxfp4":
-                env["VLLM_ROCM_MUSE_MOE_ONLINE_QUANT"] = "mxfp4"
+        env.update(plan.vendor.env)
+        quantization = plan.checkpoint.quantization if plan.checkpoint else None
+        if quantization and plan.vendor.online_quantization_env is not None:
+            env[plan.vendor.online_quantization_env] = quantization
         fabric = self.runtime.value("fabric") if self.runtime is not None else None
         env.update(FABRIC_ENV.get(fabric or "", {}))
         if pool.role in KV_ROLES:
             env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = NODE_ADDRESS
-            env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = str(self.ports[f"nixl_{pool.role}"])
+            env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = str(self.ports.nixl(pool.role))
         return tuple(sorted(env.items()))
 
     def _secrets(self, headless: bool) -> tuple[tuple[str, SecretRef], ...]:

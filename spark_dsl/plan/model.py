@@ -9,10 +9,9 @@ from spark_dsl.span import Location
 from spark_dsl.values import Origin, SecretRef, Setting
 
 if TYPE_CHECKING:
-    from spark_dsl.catalog import Accelerator, Checkpoint, Model
+    from spark_dsl.catalog import Accelerator, Checkpoint, Model, Thresholds, Vendor
     from spark_dsl.loader import ResolvedDeployment
 
-USER = "user"
 RECIPE_DEFAULT = "recipe default"
 
 
@@ -28,9 +27,8 @@ class Resolved:
     @classmethod
     def written(cls, value: Any, origin: Origin, key_span: bool = False) -> Resolved:
         """A value the user (or one of their profiles) wrote, located at its value or its key."""
-        label = f"profile {origin.profile}" if origin.profile else USER
         span = origin.key_span if key_span else origin.span
-        return cls(value, label, Location(origin.file, span), origin.profile)
+        return cls(value, origin.describe(), Location(origin.file, span), origin.profile)
 
     @classmethod
     def from_setting(cls, setting: Setting, key_span: bool = False) -> Resolved:
@@ -177,9 +175,17 @@ class Plan:
     @property
     def long_context(self) -> bool:
         limit = self.value("max_model_len")
-        return limit is not None and limit > int(self.threshold("default_context"))
+        return limit is not None and limit > self.thresholds.default_context
 
-    def threshold(self, name: str) -> Any:
+    @property
+    def thresholds(self) -> Thresholds:
         from spark_dsl import catalog
 
-        return catalog.load().thresholds[name]
+        return catalog.load().thresholds
+
+    @property
+    def vendor(self) -> Vendor:
+        """The catalog's facts for the accelerator's vendor (the recipe's path)."""
+        from spark_dsl import catalog
+
+        return catalog.load().vendor(self.path)

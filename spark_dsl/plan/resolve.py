@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from spark_dsl import catalog
+from spark_dsl.catalog import PathDefaults
 from spark_dsl.loader import ResolvedDeployment
 from spark_dsl.plan.model import RECIPE_DEFAULT, Plan, Pool, Resolved
 from spark_dsl.units import format_count
@@ -33,9 +32,9 @@ def _explicit(body: TypedBody, key: str) -> Resolved | None:
 
 def band_of(concurrency: int) -> str:
     th = catalog.load().thresholds
-    if concurrency < th["ep_from_concurrency"]:
+    if concurrency < th.ep_from_concurrency:
         return "low"
-    if concurrency <= th["dspark_until_concurrency"]:
+    if concurrency <= th.dspark_until_concurrency:
         return "mid"
     return "high"
 
@@ -58,11 +57,11 @@ def workload_choice(
         band, why = ("low" if goal == "latency" else "high"), f"goal {goal}"
     else:
         return None
-    table = cat.recipe["workload_policy"].get(checkpoint)
+    table = cat.recipe.workload_policy.get(checkpoint)
     if table is None:
         return None
     choice = table[band]
-    parallel, speculative = parse_parallel(choice["parallel"]), parse_speculative(choice["speculative"])
+    parallel, speculative = parse_parallel(choice.parallel), parse_speculative(choice.speculative)
     return parallel, speculative, f"workload policy: {why} -> {parallel.spelled()}, {speculative.spelled()}"
 
 
@@ -94,7 +93,7 @@ class PlanBuilder:
         # Checkpoint: an accelerator outside the recipe gets no default.
         ckpt = _explicit(body, "checkpoint")
         if ckpt is None and accelerator.validated:
-            ckpt = Resolved(defaults["checkpoint"], RECIPE_DEFAULT)
+            ckpt = Resolved(defaults.checkpoint, RECIPE_DEFAULT)
         if ckpt is not None:
             settings["checkpoint"] = ckpt
         checkpoint = model.checkpoints.get(ckpt.value) if ckpt else None
@@ -103,10 +102,10 @@ class PlanBuilder:
             explicit = _explicit(body, key)
             if explicit is not None:
                 settings[key] = explicit
-            elif defaults.get(key) is not None:
-                settings[key] = Resolved(defaults[key], RECIPE_DEFAULT)
+            elif getattr(defaults, key) is not None:
+                settings[key] = Resolved(getattr(defaults, key), RECIPE_DEFAULT)
         modalities = _explicit(body, "modalities")
-        settings["modalities"] = modalities or Resolved(tuple(defaults["modalities"]), RECIPE_DEFAULT)
+        settings["modalities"] = modalities or Resolved(defaults.modalities, RECIPE_DEFAULT)
         for key in _PASSTHROUGH:
             explicit = _explicit(body, key)
             if explicit is not None:
@@ -160,16 +159,16 @@ class PlanBuilder:
         self,
         settings: dict[str, Resolved],
         path: str,
-        defaults: dict[str, Any],
+        defaults: PathDefaults,
         concurrency: int | None,
         goal: str | None,
     ) -> None:
         par = _explicit(self.body, "parallel")
         spec = _explicit(self.body, "speculative")
         choice = None
-        if path == "amd" and "checkpoint" in settings:
+        if self.cat.vendor(path).workload_policy and "checkpoint" in settings:
             limit = settings.get("max_model_len")
-            long_context = limit is not None and limit.value > self.cat.thresholds["default_context"]
+            long_context = limit is not None and limit.value > self.cat.thresholds.default_context
             choice = workload_choice(
                 settings["checkpoint"].value, concurrency, goal, long_context, limit.value if limit else None
             )
@@ -178,7 +177,7 @@ class PlanBuilder:
             if choice is not None:
                 settings["parallel"] = Resolved(choice[0], choice[2] + suffix)
             else:
-                settings["parallel"] = Resolved(parse_parallel(defaults["parallel"]), RECIPE_DEFAULT + suffix)
+                settings["parallel"] = Resolved(parse_parallel(defaults.parallel), RECIPE_DEFAULT + suffix)
         else:
             settings["parallel"] = par
         if spec is None or spec.value.mode == "auto":
@@ -186,22 +185,22 @@ class PlanBuilder:
             if choice is not None:
                 settings["speculative"] = Resolved(choice[1], choice[2] + suffix)
             else:
-                settings["speculative"] = Resolved(parse_speculative(defaults["speculative"]), RECIPE_DEFAULT + suffix)
+                settings["speculative"] = Resolved(parse_speculative(defaults.speculative), RECIPE_DEFAULT + suffix)
         else:
             settings["speculative"] = spec
 
-    def _attention(self, settings: dict[str, Resolved], path: str, defaults: dict[str, Any]) -> None:
+    def _attention(self, settings: dict[str, Resolved], path: str, defaults: PathDefaults) -> None:
         explicit = _explicit(self.body, "attention")
         if explicit is not None:
             settings["attention"] = explicit
             return
         spec: Speculative = settings["speculative"].value
-        if spec.mode == "dspark" and spec.adaptive and defaults.get("attention_with_adaptive_dspark"):
+        if spec.mode == "dspark" and spec.adaptive and defaults.attention_with_adaptive_dspark:
             settings["attention"] = Resolved(
-                defaults["attention_with_adaptive_dspark"], RECIPE_DEFAULT + " (adaptive DSpark)"
+                defaults.attention_with_adaptive_dspark, RECIPE_DEFAULT + " (adaptive DSpark)"
             )
-        elif defaults.get("attention") is not None:
-            settings["attention"] = Resolved(defaults["attention"], RECIPE_DEFAULT)
+        elif defaults.attention is not None:
+            settings["attention"] = Resolved(defaults.attention, RECIPE_DEFAULT)
 
     def _pools(self, plan: Plan) -> None:
         gpus = plan.value("gpus")

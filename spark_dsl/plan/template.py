@@ -15,6 +15,16 @@ class Template(str):
     __slots__ = ()
 
 
+# The placeholder names (CLI.md), defined here once: the plan writes them, the targets fill them.
+HEAD = "SPARK_HEAD_ADDRESS"
+PREFILL = "SPARK_PREFILL_ADDRESS"
+DECODE = "SPARK_DECODE_ADDRESS"
+# The address of the node (or pod) a launch itself runs on: what it binds and advertises.
+NODE_ADDRESS = "SPARK_NODE_ADDRESS"
+# The placeholder of each pool's head address, by pool role.
+POOL_ADDRESS = {"server": HEAD, "prefill": PREFILL, "decode": DECODE}
+
+
 def placeholder(name: str) -> Template:
     """The placeholder `name` on its own, as the plan writes it: `${NAME}`."""
     return Template(f"${{{name}}}")

@@ -4,18 +4,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from spark_dsl import catalog
 from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.plan.resolve import parse_parallel
 from spark_dsl.rules.registry import Finding, rule
-
-MXFP4_LIKE = ("mxfp4", "bf16-to-mxfp4")
 
 
 def _workload(plan: Plan) -> int | None:
-    """C, when SPK401-405 apply: AMD, a concurrency set, and the default context."""
+    """C, when SPK401-405 apply: a path with a workload policy, a concurrency set, and the default context."""
     conc = plan.settings.get("concurrency")
-    if plan.path != "amd" or conc is None or plan.long_context:
+    if not plan.vendor.workload_policy or conc is None or plan.long_context:
         return None
     return int(conc.value)
+
+
+def _policy_ep(plan: Plan, band: str) -> bool | None:
+    """Whether the workload policy runs the checkpoint with expert parallelism in `band` (None: no policy)."""
+    table = catalog.load().recipe.workload_policy.get(plan.value("checkpoint"))
+    return None if table is None else parse_parallel(table[band].parallel).ep
+
+
+def _format(plan: Plan) -> str:
+    """The weight format a checkpoint serves (`MXFP4` for load-time BF16-to-MXFP4 too)."""
+    ckpt = plan.checkpoint
+    return "" if ckpt is None else (ckpt.quantization or ckpt.id).upper()
+
+
+def _policy_never_ep(plan: Plan) -> bool:
+    """The checkpoint stays on plain tensor parallelism at every concurrency (BF16's Triton experts)."""
+    return all(_policy_ep(plan, band) is False for band in ("low", "mid", "high"))
 
 
 def _ep_on(plan: Plan) -> bool:
@@ -38,9 +55,9 @@ def _conc_note(plan: Plan) -> tuple[str, Resolved]:
 )
 def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
     par = plan.settings["parallel"]
-    if _workload(plan) is not None and plan.value("checkpoint") == "bf16" and _ep_on(plan) and par.explicit:
+    if _workload(plan) is not None and _policy_never_ep(plan) and _ep_on(plan) and par.explicit:
         yield Finding(
-            "checkpoint `bf16` on AMD stays on plain tensor parallelism: "
+            f"checkpoint `{plan.value('checkpoint')}` on AMD stays on plain tensor parallelism: "
             "its Triton experts are slower under expert parallelism",
             par,
             "use `parallel = tp`",
@@ -64,13 +81,13 @@ def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
     c, par = _workload(plan), plan.settings["parallel"]
     if (
         c is not None
-        and c >= plan.threshold("ep_from_concurrency")
-        and plan.value("checkpoint") in MXFP4_LIKE
+        and c >= plan.thresholds.ep_from_concurrency
+        and _policy_ep(plan, "mid")
         and not _ep_on(plan)
         and par.explicit
     ):
         yield Finding(
-            f"at {c} concurrent requests, TP+EP is the recipe's throughput choice for MXFP4",
+            f"at {c} concurrent requests, TP+EP is the recipe's throughput choice for {_format(plan)}",
             par,
             "use `parallel = tp + ep`",
             replace_with="tp + ep",
@@ -90,7 +107,7 @@ def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
 )
 def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
     c, par = _workload(plan), plan.settings["parallel"]
-    if c is not None and c < plan.threshold("ep_from_concurrency") and _ep_on(plan) and par.explicit:
+    if c is not None and c < plan.thresholds.ep_from_concurrency and _ep_on(plan) and par.explicit:
         yield Finding(
             f"at {c} concurrent requests, plain tensor parallelism is the recipe's latency choice",
             par,
@@ -112,15 +129,10 @@ def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
 )
 def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
     c, spec = _workload(plan), plan.settings["speculative"]
-    if (
-        c is not None
-        and c > plan.threshold("dspark_until_concurrency")
-        and spec.value.mode == "dspark"
-        and spec.explicit
-    ):
-        after = "plain TP" if plan.value("checkpoint") == "bf16" else "TP+EP"
+    if c is not None and c > plan.thresholds.dspark_until_concurrency and spec.value.mode == "dspark" and spec.explicit:
+        after = "TP+EP" if _policy_ep(plan, "high") is not False else "plain TP"
         yield Finding(
-            f"beyond about {plan.threshold('dspark_until_concurrency')} concurrent requests the recipe drops "
+            f"beyond about {plan.thresholds.dspark_until_concurrency} concurrent requests the recipe drops "
             f"the draft model ({after} without DSpark)",
             spec,
             "use `speculative = none`",
@@ -142,10 +154,10 @@ def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
 def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
     c = _workload(plan)
     spec, par = plan.settings["speculative"], plan.settings["parallel"]
-    if c is None or plan.value("checkpoint") not in MXFP4_LIKE or spec.value.mode != "dspark" or _ep_on(plan):
+    if c is None or not _policy_ep(plan, "mid") or spec.value.mode != "dspark" or _ep_on(plan):
         return
     # DSpark chosen by the user: the policy's own DSpark never warns against itself.
-    if plan.threshold("ep_from_concurrency") <= c <= plan.threshold("dspark_until_concurrency") and spec.explicit:
+    if plan.thresholds.ep_from_concurrency <= c <= plan.thresholds.dspark_until_concurrency and spec.explicit:
         at = par if par.explicit else spec
         yield Finding(
             f"at {c} concurrent requests DSpark stays ahead only with expert parallelism",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from math import ceil
 
+from spark_dsl import catalog
 from spark_dsl.diagnostics import Fix
 from spark_dsl.plan.model import CapacityEstimate, Plan, Pool, Resolved
 from spark_dsl.rules.registry import Finding, rule
@@ -17,7 +18,7 @@ def max_num_seqs_allowed(plan: Plan) -> int:
     (SPK304) and, for long context on AMD, the recipe's limit (SPK213), so their hints agree."""
     limits = [est.sequences_fit for est in plan.capacity if est.sequences_fit >= 1]
     if plan.path == "amd" and plan.long_context:
-        limits.append(int(plan.threshold("long_context_max_num_seqs")))
+        limits.append(int(plan.thresholds.long_context_max_num_seqs))
     return max(1, min(limits)) if limits else 1
 
 
@@ -49,12 +50,11 @@ def _replica(est: CapacityEstimate, plan: Plan) -> str:
 
 def _smaller_checkpoints(plan: Plan, est: CapacityEstimate) -> str | None:
     """A validated checkpoint of this vendor whose weights fit the replica, if one does."""
-    from spark_dsl import catalog
-
-    validated = catalog.load().recipe["validated_checkpoints"][plan.path]
+    validated = catalog.load().recipe.validated_checkpoints[plan.path]
     fits = [
         c for c in validated
-        if plan.model.checkpoints[c].weights_gb <= est.memory_per_replica_gb and (c != "nvfp4" or plan.accelerator.fp4)
+        if plan.model.checkpoints[c].weights_gb <= est.memory_per_replica_gb
+        and (not plan.model.checkpoints[c].needs_fp4 or plan.accelerator.fp4)
     ]  # fmt: skip
     return fits[0] if fits else None
 
@@ -131,7 +131,7 @@ def _weights_culprit(plan: Plan, est: CapacityEstimate) -> tuple[Resolved | None
     suppressed_by=("SPK301",),
 )
 def headroom(plan: Plan) -> Iterator[Finding]:
-    fraction = plan.threshold("kv_headroom_fraction")
+    fraction = plan.thresholds.kv_headroom_fraction
     for est in plan.capacity:
         if est.headroom_gb < fraction * est.memory_per_replica_gb:
             ckpt, util = plan.settings.get("checkpoint"), plan.settings.get("gpu_memory_utilization")
@@ -174,11 +174,12 @@ def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
         if est.sequences_fit < 1:
             at = plan.settings.get("max_model_len")
             fits = _tokens_that_fit(est)
-            help_text = "lower `max_model_len`, use `kv_cache_dtype = fp8`, or add memory"
+            smaller = catalog.load().smallest_kv_cache_dtype()
+            help_text = f"lower `max_model_len`, use `kv_cache_dtype = {smaller}`, or add memory"
             fix = None
             if fits is not None:
                 shown = format_count(fits)
-                help_text = f"lower `max_model_len` to {shown}, use `kv_cache_dtype = fp8`, or add memory"
+                help_text = f"lower `max_model_len` to {shown}, use `kv_cache_dtype = {smaller}`, or add memory"
                 fix = replace_or_add(plan, "max_model_len", shown, f"set `max_model_len = {shown}`")
             yield Finding(
                 f"one sequence of {est.sequence_tokens:,} tokens needs {est.sequence_gb:g} GB of KV "
@@ -213,6 +214,7 @@ def sequences_fit(plan: Plan) -> Iterator[Finding]:
     wanted = max(seqs.value if seqs else 0, ceil(conc.value / replicas) if conc else 0)
     at = seqs if seqs is not None and (conc is None or seqs.value >= ceil(conc.value / replicas)) else conc
     allowed = max_num_seqs_allowed(plan)  # what SPK213 asks for too, so the two never disagree
+    smaller = catalog.load().smallest_kv_cache_dtype()
     for est in plan.capacity:
         if est.sequences_fit >= 1 and wanted > est.sequences_fit:
             fit = est.sequences_fit
@@ -226,7 +228,7 @@ def sequences_fit(plan: Plan) -> Iterator[Finding]:
                 f"full-length sequence{'s' if fit != 1 else ''} fit{'s' if fit == 1 else ''} in "
                 f"{est.headroom_gb:g} GB ({est.sequence_gb:g} GB each)",
                 at,
-                f"{change}, lower `max_model_len`, or use `kv_cache_dtype = fp8`",
+                f"{change}, lower `max_model_len`, or use `kv_cache_dtype = {smaller}`",
                 replace_with=str(value),
             )
             return

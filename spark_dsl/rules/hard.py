@@ -13,13 +13,29 @@ from spark_dsl.rules.suggest import pool_parallel, replace_or_add, set_parallel,
 from spark_dsl.units import format_count
 from spark_dsl.values import Parallel
 
-VALIDATED_ACCELERATORS = "B200, B300, GB200, GB300, MI350X and MI355X"
-# The validated eight-GPU accelerator of each vendor, suggested for an unvalidated one.
-VALIDATED_ALTERNATIVE = {"nvidia": "b200", "amd": "mi355x"}
+
+def _spelled_list(ids: list[str]) -> str:
+    """`A, B and C` in upper case, as the messages name accelerators."""
+    names = [i.upper() for i in ids]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _validated_accelerators() -> str:
+    return _spelled_list([a.id for a in catalog.load().validated_accelerators()])
+
+
+def _fp4_accelerators() -> str:
+    """The validated accelerators with FP4, comma-separated (`B200, B300, ...`)."""
+    return ", ".join(a.id.upper() for a in catalog.load().validated_accelerators() if a.fp4)
 
 
 def _validated_checkpoints(path: str) -> list[str]:
-    return list(catalog.load().recipe["validated_checkpoints"][path])
+    return list(catalog.load().recipe.validated_checkpoints[path])
+
+
+def _runs_on(checkpoint: str, plan: Plan) -> bool:
+    """Whether the accelerator has the hardware the checkpoint's format needs (FP4 for NVFP4)."""
+    return plan.accelerator.fp4 or not catalog.load().needs_fp4(checkpoint)
 
 
 def _tokens(n: int) -> str:
@@ -30,7 +46,7 @@ def _long_context_note(plan: Plan) -> tuple[str, Resolved | None]:
     mml = plan.settings["max_model_len"]
     return (
         f"max_model_len = {format_count(mml.value)} selects the long-context configuration "
-        f"(above {format_count(plan.threshold('default_context'))})",
+        f"(above {format_count(plan.thresholds.default_context)})",
         mml,
     )
 
@@ -52,11 +68,11 @@ def _downgrade(plan: Plan) -> Severity | None:
 )
 def accelerator_validated(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.validated:
-        validated = VALIDATED_ALTERNATIVE[plan.accelerator.vendor]
+        validated = plan.vendor.validated_alternative
         yield Finding(
             f"accelerator `{plan.accelerator.id}` is not validated for Muse Spark Open",
             plan.settings["accelerator"],
-            f"use `accelerator = {validated}` (validated: {VALIDATED_ACCELERATORS}), "
+            f"use `accelerator = {validated}` (validated: {_validated_accelerators()}), "
             "or set `allow_unvalidated = true` to proceed at your own risk",
             label="outside the recipe",
             severity=_downgrade(plan),
@@ -81,25 +97,25 @@ def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
     if ckpt is None or plan.checkpoint is None:
         return
     valid = _validated_checkpoints(plan.path)
-    if ckpt.value == "nvfp4" and not plan.accelerator.fp4:
+    runnable = [c for c in valid if _runs_on(c, plan)]
+    if not _runs_on(ckpt.value, plan):
         yield Finding(
-            f"checkpoint `nvfp4` cannot run on `{plan.accelerator.id}`: it has no FP4 support",
+            f"checkpoint `{ckpt.value}` cannot run on `{plan.accelerator.id}`: it has no FP4 support",
             ckpt,
-            f"use `checkpoint = {valid[0]}`"
-            if plan.accelerator.vendor == "amd"
-            else "use a Blackwell accelerator for NVFP4, or another checkpoint",
+            f"use `checkpoint = {runnable[0]}`"
+            if runnable
+            else f"use a Blackwell accelerator for {ckpt.value.upper()}, or another checkpoint",
             label="needs Blackwell FP4",
-            replace_with=valid[0] if plan.accelerator.vendor == "amd" else None,
+            replace_with=runnable[0] if runnable else None,
         )
     elif ckpt.value not in valid:
         listing = ", ".join(f"`{c}`" for c in valid)
-        runnable = [c for c in valid if c != "nvfp4" or plan.accelerator.fp4]
         yield Finding(
             f"checkpoint `{ckpt.value}` is not validated on {plan.path.upper()} (validated: {listing})",
             ckpt,
             f"use `checkpoint = {runnable[0]}`"
             if runnable
-            else f"{listing} needs a Blackwell accelerator ({VALIDATED_ACCELERATORS.split(', MI')[0]}); "
+            else f"{listing} needs a Blackwell accelerator ({_fp4_accelerators()}); "
             f"on `{plan.accelerator.id}` the checkpoint stays unvalidated",
             label="not validated here",
             replace_with=runnable[0] if runnable else None,
@@ -216,52 +232,29 @@ def amd_text_only(plan: Plan) -> Iterator[Finding]:
         )
 
 
-def _amd_switch_rule(code: str, key: str, bad: str, good: str, title: str, basis: str, message: str) -> None:
-    """SPK207-SPK209: one AMD setting the recipe's AMD commands always set to `good`."""
+def _required_setting_rule(req: catalog.RequiredSetting) -> None:
+    """SPK207-SPK209, generated from the catalog's `required_settings`: one setting a vendor's
+    commands always set to `good`, raised when the spec writes `bad` on that vendor's path."""
 
     def check(plan: Plan) -> Iterator[Finding]:
-        s = plan.settings.get(key)
-        if plan.path == "amd" and s is not None and str(s.value).lower() == bad:
-            yield Finding(message, s, f"use `{key} = {good}`", replace_with=good)
+        s = plan.settings.get(req.key)
+        if plan.path == req.vendor and s is not None and str(s.value).lower() == req.bad:
+            yield Finding(req.message, s, f"use `{req.key} = {req.good}`", replace_with=req.good)
 
+    example = catalog.load().vendor(req.vendor).validated_alternative
     rule(
-        code,
+        req.code,
         "error",
-        title,
-        checks=f"`{key} = {bad}` on an AMD accelerator.",
-        basis=basis,
-        failing=f"accelerator = mi355x\n{key} = {bad}",
-        fixed=f"accelerator = mi355x\n{key} = {good}",
+        req.title,
+        checks=f"`{req.key} = {req.bad}` on an {req.vendor.upper()} accelerator.",
+        basis=req.basis,
+        failing=f"accelerator = {example}\n{req.key} = {req.bad}",
+        fixed=f"accelerator = {example}\n{req.key} = {req.good}",
     )(check)
 
 
-_amd_switch_rule(
-    "SPK207",
-    "prefix_caching",
-    "true",
-    "false",
-    "prefix caching on the AMD path",
-    "The recipe's AMD commands disable prefix caching.",
-    "the AMD path runs with prefix caching off",
-)
-_amd_switch_rule(
-    "SPK208",
-    "chunked_prefill",
-    "false",
-    "true",
-    "chunked prefill off on the AMD path",
-    "The recipe's AMD commands enable chunked prefill.",
-    "the AMD path runs with chunked prefill on",
-)
-_amd_switch_rule(
-    "SPK209",
-    "model_runner",
-    "v1",
-    "v2",
-    "V1 model runner on the AMD path",
-    "The recipe's AMD commands use the V2 model runner.",
-    "the AMD path runs the V2 model runner",
-)
+for _required in catalog.load().recipe.required_settings:
+    _required_setting_rule(_required)
 
 
 @rule(
@@ -277,16 +270,18 @@ _amd_switch_rule(
 )
 def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
     spec, att = plan.settings["speculative"], plan.settings.get("attention")
-    if plan.path != "amd" or not (spec.value.mode == "dspark" and spec.value.adaptive):
+    # The path's recipe names the one backend adaptive DSpark runs with (none: any backend).
+    needed = catalog.load().path_defaults(plan.path).attention_with_adaptive_dspark
+    if needed is None or not (spec.value.mode == "dspark" and spec.value.adaptive):
         return
-    if att is not None and att.explicit and att.value != "triton":
+    if att is not None and att.explicit and att.value != needed:
         yield Finding(
-            f"adaptive DSpark needs Triton attention, found `{att.value}`",
+            f"adaptive DSpark needs {needed.capitalize()} attention, found `{att.value}`",
             att,
-            "use `attention = triton`",
+            f"use `attention = {needed}`",
             label="cannot run adaptive DSpark's decode graphs",
             notes=(("speculative = dspark(adaptive) is set here", spec if spec.explicit else None),),
-            replace_with="triton",
+            replace_with=needed,
         )
 
 
@@ -301,14 +296,15 @@ def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
 )
 def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
     ckpt = plan.settings.get("checkpoint")
-    allowed = plan.threshold("long_context_checkpoints")
+    allowed = plan.thresholds.long_context_checkpoints
     if plan.path == "amd" and plan.long_context and ckpt is not None and ckpt.value not in allowed:
+        only = " or ".join(f"`{c}`" for c in allowed)
         yield Finding(
-            f"long context on AMD is validated with `mxfp4` only, found `{ckpt.value}`",
+            f"long context on AMD is validated with {only} only, found `{ckpt.value}`",
             ckpt,
-            "use `checkpoint = mxfp4`, or `max_model_len = 32K`",
+            f"use `checkpoint = {allowed[0]}`, or `max_model_len = {format_count(plan.thresholds.default_context)}`",
             notes=(_long_context_note(plan),),
-            replace_with="mxfp4",
+            replace_with=allowed[0],
         )
 
 
@@ -350,7 +346,7 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
         return
     from spark_dsl.rules.capacity import max_num_seqs_allowed
 
-    limit = plan.threshold("long_context_max_num_seqs")
+    limit = plan.thresholds.long_context_max_num_seqs
     seqs = plan.settings.get("max_num_seqs")
     allowed = max_num_seqs_allowed(plan)  # what SPK304 allows too, so the two never disagree
     if seqs is None:
@@ -384,14 +380,16 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
 )
 def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
     kv = plan.settings["kv_cache_dtype"]
-    allowed = plan.threshold("long_context_kv_dtypes")
+    allowed = plan.thresholds.long_context_kv_dtypes
     if plan.path == "amd" and plan.long_context and kv.value not in allowed:
+        # The first allowed dtype that is not vLLM's default: the one the recipe names.
+        fp8 = next(d for d in allowed if d != "auto")
         yield Finding(
-            f"long context on AMD uses the default or FP8 (E4M3) KV cache, found `{kv.value}`",
+            f"long context on AMD uses the default or {fp8.upper()} (E4M3) KV cache, found `{kv.value}`",
             kv,
-            "use `kv_cache_dtype = fp8`",
+            f"use `kv_cache_dtype = {fp8}`",
             notes=(_long_context_note(plan),),
-            replace_with="fp8",
+            replace_with=fp8,
         )
 
 
@@ -607,11 +605,11 @@ def attention_vendor(plan: Plan) -> Iterator[Finding]:
     att = plan.settings.get("attention")
     if att is None:
         return
-    wrong = {"nvidia": "aiter", "amd": "flashinfer"}[plan.path]
-    if att.value == wrong:
-        other = "triton" if plan.path == "amd" else "auto"
+    backend = catalog.load().attention_backend(att.value)
+    if backend is not None and plan.path not in backend.vendors:
+        other = plan.vendor.attention_instead
         yield Finding(
-            f"attention backend `{wrong}` does not exist on {plan.path.upper()} GPUs",
+            f"attention backend `{backend.name}` does not exist on {plan.path.upper()} GPUs",
             att,
             f"use `attention = {other}`",
             replace_with=other,

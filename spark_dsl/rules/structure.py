@@ -24,8 +24,8 @@ def checkpoint_required(plan: Plan) -> Iterator[Finding]:
     if "checkpoint" in plan.settings:
         return
     acc = plan.accelerator
-    budget = acc.memory_gb * plan.value("gpus") * plan.threshold("gpu_memory_utilization")
-    fitting = [c for c in plan.model.checkpoints.values() if c.weights_gb < budget and (c.id != "nvfp4" or acc.fp4)]
+    budget = acc.memory_gb * plan.value("gpus") * plan.thresholds.gpu_memory_utilization
+    fitting = [c for c in plan.model.checkpoints.values() if c.weights_gb < budget and (not c.needs_fp4 or acc.fp4)]
     fits = [c.id for c in fitting]
     listing = ", ".join(f"`{c}`" for c in fits) or "none (the weights need more memory than one node has)"
     # The fix picks the smallest that fits: the most room left for KV cache.

@@ -10,9 +10,13 @@ from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, remove_entry
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.schema import SLURM_DEFAULT_TIME
 from spark_dsl.span import Location
 from spark_dsl.syntax import ast
+from spark_dsl.units import format_duration
 from spark_dsl.values import SecretRef, Setting, TypedBody, Volume
+
+_DEFAULT_TIME = format_duration(SLURM_DEFAULT_TIME)
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -29,7 +33,7 @@ def _block_at(body: TypedBody, kind: str) -> Resolved | None:
     o = body.origin
     if o is None:
         return None
-    return Resolved(kind, f"profile {o.profile}" if o.profile else "user", Location(o.file, o.span), o.profile)
+    return Resolved(kind, o.describe(), Location(o.file, o.span), o.profile)
 
 
 def _target(plan: Plan, kind: str) -> TypedBody | None:
@@ -307,7 +311,8 @@ def _plain(text: str) -> bool:
     "error",
     "Slurm time limit of zero",
     checks="`target slurm { time = 0s }` (or any spelling of zero).",
-    basis="Slurm reads `--time=0` as no limit at all, which no cluster policy means by zero; the default is 4h.",
+    basis="Slurm reads `--time=0` as no limit at all, which no cluster policy means by zero; "
+    f"the default is {_DEFAULT_TIME}.",
     failing="target slurm {\n  time = 0h\n}",
     fixed="target slurm {\n  time = 12h\n}",
 )
@@ -317,7 +322,7 @@ def slurm_time_zero(plan: Plan) -> Iterator[Finding]:
         yield Finding(
             "a Slurm time limit of 0 means no limit at all",
             Resolved.from_setting(setting),
-            "give the job a real limit, e.g. `time = 12h`, or leave `time` out for the default 4h",
+            f"give the job a real limit, e.g. `time = 12h`, or leave `time` out for the default {_DEFAULT_TIME}",
             label="zero",
             replace_with="12h",
         )
@@ -357,7 +362,7 @@ def slurm_names(plan: Plan) -> Iterator[Finding]:
     "SPK508",
     "warning",
     "ready timeout not shorter than the time limit",
-    checks="`ready_timeout` of `target slurm` is at least the job's `time` limit (default 4h).",
+    checks=f"`ready_timeout` of `target slurm` is at least the job's `time` limit (default {_DEFAULT_TIME}).",
     basis="The job waits up to `ready_timeout` for /health; if Slurm ends the job first, the wait "
     "never reports a result and the allocation is spent loading weights.",
     failing="target slurm {\n  time          = 1h\n  ready_timeout = 2h\n}",
@@ -368,7 +373,7 @@ def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:
     if timeout is None:
         return
     limit = _setting(plan, "slurm", "time")
-    seconds = limit.value if limit is not None else 4 * 3600
+    seconds = limit.value if limit is not None else SLURM_DEFAULT_TIME
     if seconds and timeout.value >= seconds:
         yield Finding(
             "`ready_timeout` is not shorter than the job's time limit",

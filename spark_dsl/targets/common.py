@@ -60,6 +60,11 @@ class Job:
         return self.plan.accelerator.vendor
 
     @property
+    def runtime_facts(self) -> catalog.VendorRuntime:
+        """How the runtimes reach this vendor's GPUs (the catalog's `vendors.<vendor>.runtime`)."""
+        return self.plan.vendor.runtime
+
+    @property
     def image(self) -> str:
         """`runtime.image`, else the catalog's image for the vendor, pinned to the vLLM version."""
         chosen = self.runtime_value("image")
@@ -81,8 +86,8 @@ class Job:
             f"{self.name}: written by `{GENERATOR}` from {self.source}; edit the spec, not this file.",
             *lines,
         ]
-        images = catalog.load().recipe["images"]
-        if image and not self.runtime_value("image") and not images[self.vendor]["confirmed"]:
+        images = catalog.load().recipe.images
+        if image and not self.runtime_value("image") and not images[self.vendor].confirmed:
             out.append(f"The image tag {self.image} is not confirmed upstream yet (see the catalog).")
         return [visible(line) for line in out]
 

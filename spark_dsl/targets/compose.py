@@ -113,13 +113,14 @@ def _volumes(job: Job, launch: Launch) -> list[dict[str, Any]]:
 
 
 def _devices(job: Job) -> dict[str, Any]:
-    if job.vendor == "amd":
+    facts = job.runtime_facts
+    if facts.compose_devices is not None:
         return {
-            "devices": ["/dev/kfd", "/dev/dri"],
-            "group_add": ["video", "render"],
-            "security_opt": ["seccomp=unconfined"],
+            "devices": list(facts.compose_devices.devices),
+            "group_add": list(facts.compose_devices.group_add),
+            "security_opt": list(facts.compose_devices.security_opt),
         }
-    reservation = {"driver": "nvidia", "count": job.gpus, "capabilities": ["gpu"]}
+    reservation = {"driver": facts.compose_gpu_driver, "count": job.gpus, "capabilities": ["gpu"]}
     return {"deploy": {"resources": {"reservations": {"devices": [reservation]}}}}
 
 

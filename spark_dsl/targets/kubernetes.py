@@ -6,11 +6,10 @@ from typing import Any
 
 from spark_dsl.plan.model import Launch, Pool
 from spark_dsl.targets import placeholders, pod_resources, ports, yaml_text
-from spark_dsl.targets.common import Job, TargetError, binary_size, is_vllm
+from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, binary_size, is_vllm
 from spark_dsl.values import Volume
 
 FILE_NAME = "kubernetes.yaml"
-GPU_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
 NAME_LABEL = "app.kubernetes.io/name"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -224,13 +223,15 @@ class Manifest:
         if env:
             container["env"] = env
         if vllm:
-            container["resources"] = pod_resources.vllm_resources(self.job, GPU_RESOURCE[self.job.vendor])
+            container["resources"] = pod_resources.vllm_resources(
+                self.job, self.job.runtime_facts.kubernetes_gpu_resource
+            )
             security = pod_resources.security_context(self.job)
             if security is not None:
                 container["securityContext"] = security
             container["volumeMounts"] = [
                 {"name": "shm", "mountPath": "/dev/shm"},
-                {"name": "model-cache", "mountPath": "/root/.cache/huggingface"},
+                {"name": "model-cache", "mountPath": MODEL_CACHE},
             ]
         else:
             container["resources"] = {"requests": dict(pod_resources.ROUTER_REQUESTS)}

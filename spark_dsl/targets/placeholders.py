@@ -5,17 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+# The names are the plan's (plan/template.py), re-exported for the targets that fill them.
+from spark_dsl.plan.template import DECODE as DECODE
+from spark_dsl.plan.template import HEAD as HEAD
+from spark_dsl.plan.template import NODE_ADDRESS as NODE_ADDRESS
+from spark_dsl.plan.template import POOL_ADDRESS as POOL_ADDRESS
+from spark_dsl.plan.template import PREFILL as PREFILL
 from spark_dsl.plan.template import Template
 
-HEAD = "SPARK_HEAD_ADDRESS"
-PREFILL = "SPARK_PREFILL_ADDRESS"
-DECODE = "SPARK_DECODE_ADDRESS"
-# The address of the node (or pod) a launch itself runs on: what it binds and advertises.
-NODE_ADDRESS = "SPARK_NODE_ADDRESS"
 NODE_RANK = "SPARK_NODE_RANK"
 DP_START_RANK = "SPARK_DP_START_RANK"
 NAMES = (HEAD, PREFILL, DECODE, NODE_ADDRESS, NODE_RANK, DP_START_RANK)
-POOL_ADDRESS = {"server": HEAD, "prefill": PREFILL, "decode": DECODE}
 
 _PATTERN = re.compile(r"\$\{(" + "|".join(NAMES) + r")\}")
 

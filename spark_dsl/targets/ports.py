@@ -14,7 +14,7 @@ from spark_dsl.plan.model import Plan
 
 def fixed_ports(plan: Plan) -> list[str]:
     """`PORT (what)` for each fixed port one node connects to on another."""
-    recipe_ports = catalog.load().recipe["ports"]
+    recipe_ports = catalog.load().recipe.ports
     out: list[str] = []
     for launch in plan.launches:
         if launch.port is not None and (plan.disaggregated or plan.total_nodes > 1):
@@ -22,9 +22,9 @@ def fixed_ports(plan: Plan) -> list[str]:
             out.append(f"{launch.port} ({what})")
     for pool in plan.pools:
         if pool.dp is not None and pool.nodes > 1:
-            out.append(f"{recipe_ports['data_parallel_rpc']} (the {pool.role} data-parallel RPC, on its head)")
+            out.append(f"{recipe_ports.data_parallel_rpc} (the {pool.role} data-parallel RPC, on its head)")
         if pool.role in ("prefill", "decode"):
-            base = int(recipe_ports[f"nixl_{pool.role}"])
+            base = recipe_ports.nixl(pool.role)
             last = base + max(pool.dp_size - 1, 0)
             span = str(base) if last == base else f"{base}-{last}"
             per_rank = ", one per data-parallel rank" if last != base else ""

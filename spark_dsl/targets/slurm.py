@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch, Pool
+from spark_dsl.schema import SLURM_DEFAULT_TIME
 from spark_dsl.targets import node_address, placeholders, ports, staging
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, api_launches, is_vllm
 from spark_dsl.targets.shell import secret_checks
 from spark_dsl.targets.shell_words import command_lines, joined, quote, word
 
 FILE_NAME = "job.sbatch"
-DEFAULT_TIME = 4 * 3600
 DEFAULT_OUTPUT = "logs/%x-%j.out"
 DEFAULT_READY_TIMEOUT = 45 * 60
 HEALTH_POLL_SECONDS = 2
@@ -41,7 +41,7 @@ def render(job: Job) -> str:
         _directive("ntasks-per-node", 1),
         _directive("gpus-per-node", job.gpus),
         _directive("exclusive"),
-        _directive("time", slurm_time(int(job.setting("time", DEFAULT_TIME)))),
+        _directive("time", slurm_time(int(job.setting("time", SLURM_DEFAULT_TIME)))),
     ]
     for key in ("partition", "account", "qos"):
         value = job.setting(key)
@@ -154,7 +154,7 @@ def _container(job: Job, image: str | None = None) -> tuple[list[str], list[str]
             options.append(f"--container-mounts={quote(f'{cache}:{MODEL_CACHE}')}")
         return options, []
     if kind == "apptainer":
-        prefix = ["apptainer", "exec", "--rocm" if job.vendor == "amd" else "--nv"]
+        prefix = ["apptainer", "exec", job.runtime_facts.apptainer_flag]
         if cache:
             prefix.append(f"--bind={quote(f'{cache}:{MODEL_CACHE}')}")
         return [], [*prefix, quote(f"docker://{image}")]
