@@ -14,6 +14,7 @@ from spark_dsl.string_checks import setting as setting_problem
 from spark_dsl.syntax import ast
 from spark_dsl.units import UnitError, accepted_suffixes, read_quantity
 from spark_dsl.values import (
+    SPECULATIVE_MODES,
     Origin,
     Parallel,
     SecretRef,
@@ -689,7 +690,7 @@ class BodyChecker:
         return replacement(f"drop `{self.text[term.span.start : term.span.end]}`", self.file, span, "")
 
     def _speculative(self, key: KeySpec, value: ast.Value) -> Speculative:
-        modes = ("none", "dspark", "auto")
+        modes = SPECULATIVE_MODES
         if isinstance(value, ast.Symbol):
             if value.name not in modes:
                 self._suggest(

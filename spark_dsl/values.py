@@ -48,9 +48,13 @@ class Parallel:
         return " + ".join(terms)
 
 
+# The `speculative` key's modes, defined once: the checker accepts these (and `dspark(...)`).
+SPECULATIVE_MODES = ("none", "dspark", "auto")
+
+
 @dataclass(frozen=True, slots=True)
 class Speculative:
-    mode: str  # "none" | "dspark" | "auto"
+    mode: str  # one of SPECULATIVE_MODES
     adaptive: bool = False
     tokens: int | None = None
 
