@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from spark_dsl.values import TypedBody
 
 DEPLOYMENT_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?\Z")  # `\Z`: `$` also takes a final newline
 MAX_DEPLOYMENT_NAME = 40
+LISTED_PROFILES = 10  # visible profiles an unknown-profile help line names before "and N more"
 # Imports nest at most this many files deep: far beyond any real project, and the
 # import walk (one frame per file) stays far from Python's recursion limit.
 MAX_IMPORT_DEPTH = 64
@@ -74,6 +76,12 @@ class Loader:
     # Profiles merged with what they extend, once each, so a profile shared by many
     # deployments (or reached along many paths) is merged once.
     _extends: ExtendsResolver | None = None
+    # An unknown parent's diagnostic names the profiles visible in its file and looks for a near
+    # one among them. A file can name thousands of unknown parents in a scope of thousands: the
+    # listing is built once per scope, and the searches share a budget of names compared per run
+    # (past it, no "did you mean"), so those diagnostics cost linear time, not scope x parents.
+    _listings: dict[int, tuple[dict[str, ProfileDef], str]] = field(default_factory=dict)
+    _suggestions_left: int = 200_000
 
     def display(self, path: Path) -> str:
         return spec_files.display(path)
@@ -279,7 +287,10 @@ class Loader:
     ) -> None:
         from spark_dsl.diagnostics import replacement
 
-        close = did_you_mean(ident.name, tuple(scope))
+        close = None
+        if len(scope) <= self._suggestions_left:
+            self._suggestions_left -= len(scope)
+            close = did_you_mean(ident.name, tuple(scope))
         message = f"unknown profile `{ident.name}`"
         fixes: tuple[Fix, ...] = ()
         if close:
@@ -288,16 +299,27 @@ class Loader:
         else:
             dropped = _without_parent(source, ident)
             fixes = (replacement(f"drop `{ident.name}` from `extends`", source.name, dropped, ""),) if dropped else ()
-        known = ", ".join(f"`{n}`" for n in sorted(scope)) or "none"
         self.sink.error(
             "SPK115",
             message,
             source.name,
             ident.span,
             deployment=deployment,
-            help=f"profiles visible here: {known}; import the file that defines it",
+            help=f"profiles visible here: {self._visible(scope)}; import the file that defines it",
             fixes=fixes,
         )
+
+    def _visible(self, scope: dict[str, ProfileDef]) -> str:
+        """The profiles of a scope for a help line: the first LISTED_PROFILES by name, and how many more."""
+        cached = self._listings.get(id(scope))
+        if cached is None or cached[0] is not scope:  # the scope itself is kept, so its id is not reused
+            names = sorted(scope)
+            shown = ", ".join(f"`{n}`" for n in names[:LISTED_PROFILES]) or "none"
+            if len(names) > LISTED_PROFILES:
+                shown += f" and {len(names) - LISTED_PROFILES:,} more"
+            cached = (scope, shown)
+            self._listings[id(scope)] = cached
+        return cached[1]
 
     # ---- deployments --------------------------------------------------------
 
@@ -367,22 +389,28 @@ class Loader:
 
 
 def _without_parent(source: SourceFile, ident: ast.Ident) -> Span | None:
-    """The text that drops one name from an `extends` list: with its comma, or the whole clause."""
+    """The text that drops one name from an `extends` list: with its comma, or the whole clause.
+
+    The statement and the name are found by position (statements and names are in source order):
+    comparing the name with each of thousands of parents, for each of them, was quadratic.
+    """
     if source.module is None:
         return None
-    for statement in source.module.statements:
-        if isinstance(statement, ast.Import):
-            continue
-        names = statement.extends
-        if ident not in names:
-            continue
-        i = names.index(ident)
-        if len(names) > 1:
-            return (
-                Span(ident.span.start, names[i + 1].span.start)
-                if i + 1 < len(names)
-                else Span(names[i - 1].span.end, ident.span.end)
-            )
-        name_end = statement.name.span.end  # `deployment d extends x {` -> `deployment d {`
-        return Span(name_end, ident.span.end)
-    return None
+    statements = source.module.statements
+    at = ident.span.start
+    k = bisect_right(statements, at, key=lambda s: s.span.start) - 1
+    statement = statements[k] if k >= 0 else None
+    if not isinstance(statement, ast.Profile | ast.Deployment):
+        return None
+    names = statement.extends
+    i = bisect_left(names, at, key=lambda n: n.span.start)
+    if i == len(names) or names[i] != ident:
+        return None
+    if len(names) > 1:
+        return (
+            Span(ident.span.start, names[i + 1].span.start)
+            if i + 1 < len(names)
+            else Span(names[i - 1].span.end, ident.span.end)
+        )
+    name_end = statement.name.span.end  # `deployment d extends x {` -> `deployment d {`
+    return Span(name_end, ident.span.end)

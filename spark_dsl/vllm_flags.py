@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -88,18 +89,36 @@ def _close(word: str, candidates: list[str]) -> str | None:
     return found[0] if found else None
 
 
+@cache
 def _long_options() -> list[str]:
-    return [o for o in flag_table()["options"] if o.startswith("--")]
+    """vLLM's long options, sorted: an abbreviation's completions are one run of the list."""
+    return sorted(o for o in flag_table()["options"] if o.startswith("--"))
 
 
-def _unknown(name: str) -> FlagProblem:
-    prefixed = sorted(o for o in _long_options() if o.startswith(name)) if len(name) > 2 else []
+def _completions(name: str) -> list[str]:
+    """The long options `name` abbreviates, found by bisection (a list can hold thousands of names)."""
+    options = _long_options()
+    i = bisect_left(options, name)
+    found = []
+    while i < len(options) and options[i].startswith(name):
+        found.append(options[i])
+        i += 1
+    return found
+
+
+# Unknown options of one list that get a "did you mean": each is a search of vLLM's ~500
+# options, and a list can hold tens of thousands of options (a tenth of a second per thousand).
+SUGGESTED_UNKNOWN = 20
+
+
+def _unknown(name: str, suggest: bool = True) -> FlagProblem:
+    prefixed = _completions(name) if len(name) > 2 else []
     if len(prefixed) == 1:
         return FlagProblem(name, f"abbreviated option: write {prefixed[0]} in full", prefixed[0])
     if prefixed:
         shown = ", ".join(prefixed[:5]) + (", ..." if len(prefixed) > 5 else "")
         return FlagProblem(name, f"abbreviated option (could be {shown}): write it in full")
-    close = _close(name, list(flag_table()["options"]))
+    close = _close(name, list(flag_table()["options"])) if suggest else None
     hint = f"; did you mean {close}?" if close else ""
     return FlagProblem(name, f"unknown option for vllm serve {table_version()}{hint}", close)
 
@@ -189,6 +208,7 @@ def _scan(tokens: list[str]) -> tuple[list[FlagProblem], dict[str, str]]:
     problems: list[FlagProblem] = []
     seen: dict[str, str] = {}
     dotted: dict[str, dict[str, Any]] = {}
+    unknown = 0
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -208,7 +228,8 @@ def _scan(tokens: list[str]) -> tuple[list[FlagProblem], dict[str, str]]:
         base, dot, path = name.partition(".")
         key = options.get(base)
         if key is None:
-            problems.append(_unknown(base))
+            problems.append(_unknown(base, suggest=unknown < SUGGESTED_UNKNOWN))
+            unknown += 1
             if not eq and i < len(tokens) and not _looks_like_option(tokens[i]):
                 i += 1  # skip its value, so it is not reported as a stray positional
             continue

@@ -178,6 +178,7 @@ NUMBERS: dict[str, tuple[str, str]] = {
     "call argument": (f"parallel = dp({HUGE}) + tp", "SPK105"),
     "named argument": (f"speculative = dspark(tokens = {HUGE})", "SPK105"),
     "just past 2**53": ("gpus = 9_007_199_254_740_993", "SPK105"),
+    "quantity of 40 parts": ("target slurm { time = " + "1h" * 40 + " }", "SPK105"),
 }
 
 
@@ -272,3 +273,36 @@ def test_a_dense_file_stops_at_the_token_limit_in_bounded_memory(tmp_path: Path,
         done = spark(tmp_path, *command, "dense.spark", memory=768 * MB)
         assert done.returncode == 1, (command, done.stderr[-1500:])
         assert "more than 100,000 tokens" in done.stdout + done.stderr
+
+
+def test_unknown_parents_in_a_large_scope_name_a_few_visible_profiles(tmp_path: Path) -> None:
+    # 2,000 profiles, and one extending 4,000 unknown ones: each help line listed all 2,000
+    # (64 MB of output) and each unknown name was compared with each profile (37 s).
+    lines = [f"profile q{i} {{ }}" for i in range(2_000)]
+    lines.append("profile p extends " + ", ".join(f"z{i}" for i in range(4_000)) + " { }")
+    (tmp_path / "scope.spark").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = spark(tmp_path, "check", "scope.spark", "--format", "json")
+    found = json.loads(done.stdout)["diagnostics"]
+    assert [d["code"] for d in found] == ["SPK115"] * 4_000
+    assert len(done.stdout) < 10 * MB
+    listing = "profiles visible here: `p`, `q0`, `q1`, `q10`, `q100`, `q1000`, `q1001`, `q1002`, `q1003`, `q1004`"
+    assert all(d["help"].startswith(listing + " and 1,991 more;") for d in found)
+    # Each one's fix drops its own name: `z7, ` for the eighth.
+    line = lines[-1]
+    column = line.index("z7,") + 1
+    (eighth,) = [d for d in found if d["column"] == column]
+    (fix,) = eighth["fixes"]
+    assert fix["message"] == "drop `z7` from `extends`"
+    (edit,) = fix["edits"]
+    assert line[edit["column"] - 1 : edit["end_column"] - 1] == "z7, "
+
+
+def test_a_long_list_of_unknown_options_suggests_for_the_first_twenty(tmp_path: Path) -> None:
+    flags = ", ".join(f'"--enable-log-request{i}"' for i in range(30))
+    (tmp_path / "flags.spark").write_text(deployment(f"serve {{ extra_args = [{flags}] }}"), encoding="utf-8")
+    done = spark(tmp_path, "check", "flags.spark", "--format", "json")
+    found = [d for d in json.loads(done.stdout)["diagnostics"] if d["code"] == "SPK903"]
+    assert len(found) == 30
+    assert [("did you mean" in d["message"]) for d in found] == [True] * 20 + [False] * 10
+    columns = [d["column"] for d in found]
+    assert columns == sorted(columns) and len(set(columns)) == 30  # each at its own item

@@ -53,8 +53,13 @@ def _snippet(
     carets = max(1, quoted.end - quoted.start)
     # Keep tabs in the caret line so the carets stay under the value; an escaped character
     # is as wide as its escape.
-    prefix = "".join("\t" if ch == "\t" else " " * len(visible(ch)) for ch in text[: quoted.start])
-    carets += sum(len(visible(ch, keep_tabs=True)) - 1 for ch in text[quoted.start : quoted.start + carets])
+    head, marked = text[: quoted.start], text[quoted.start : quoted.start + carets]
+    if head.isprintable():  # the common case, at C speed: one space per character
+        prefix = " " * len(head)
+    else:
+        prefix = "".join("\t" if ch == "\t" else " " * len(visible(ch)) for ch in head)
+    if not marked.isprintable():
+        carets += sum(len(visible(ch, keep_tabs=True)) - 1 for ch in marked)
     bar = paint("gutter", "|")
     marker = paint(style, "^" * carets + (f" {visible(label)}" if label else ""))
     lines += [

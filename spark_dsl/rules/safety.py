@@ -183,8 +183,12 @@ def unknown_flags(plan: Plan) -> Iterator[Finding]:
     from spark_dsl.vllm_flags import check_argv
 
     items = _items(plan, setting)
+    # Each option's first item, found once: a search per problem was quadratic in a long list.
+    first: dict[str, int] = {}
+    for i, t in enumerate(setting.value):
+        first.setdefault(t.split("=", 1)[0], i)
     for problem in check_argv(["vllm", "serve", "model", *setting.value]):
-        index = next((i for i, t in enumerate(setting.value) if t.split("=", 1)[0] == problem.option), None)
+        index = first.get(problem.option)
         fix = None
         help_text = "check the flag against `vllm serve --help=all` of the pinned release"
         if index is not None:

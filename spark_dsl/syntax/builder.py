@@ -188,6 +188,8 @@ class AstBuilder:
     def quantity(self, c: list[Token]) -> ast.Quantity:
         tok = c[0]
         span = _span(tok)
+        if len(str(tok)) > MAX_NUMBER_LENGTH:  # the whole literal first: `1h1h1h...` of megabytes is one token
+            _check_digits(str(tok), span)
         parts = tuple((m.group(1), m.group(2)) for m in _QUANTITY_PART.finditer(str(tok)))
         for num, _unit in parts:
             _check_digits(num, span)

@@ -1,0 +1,101 @@
+"""Measures `spark check` on the densest specs the limits allow: each shape that once cost minutes
+or gigabytes (issue 9), at or past the 100,000-token limit.
+
+Each shape is the worst case of one stage: diagnostics on every line, thousands on one line,
+unknown `extends` parents in a scope of thousands, distinct unknown vLLM options, and tokens of
+megabytes. Every measurement runs the real `spark check` (text, then `--format json`) in a fresh
+child process and reads its peak resident memory from a watcher process of its own. Run:
+
+    python benchmarks/dense_specs.py [--runs 1]
+
+Each must finish in under 10 s of CPU time (the CLI fuzz test's budget per run; CPU time, since
+the wall clock on a machine busy with other work says more about the machine) and 500 MB.
+
+Measured on the 2-core development machine while other test runs kept it busy (load 4 to 6),
+text / JSON: before the token limit and the fixes, `a=1` lines (1 MiB) 27 s / 29 s, 530 MB /
+1.5 GB; `extends a,a,...` on one line (1 MiB) over 60 s and 18 GB / 81 s, 1.7 GB; 4,000 unknown
+parents in a scope of 2,000 profiles 37 s (JSON); 50,000 distinct unknown options over 120 s; a
+9 MB string 14 s and 3.5 GB; an 8 MB quantity 9 s (check), 47 s and 1.2 GB (fmt). After: every
+shape under 3.6 s of CPU and 375 MB (wall clock 1 to 23 s at load 7 on 2 cores), the 9 MB string
+and 8 MB quantity under 0.5 s and 65 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+LIMIT_SECONDS = 10.0
+LIMIT_MB = 500.0
+HEAD = "deployment d {\n  model       = muse-spark-open\n  accelerator = b200\n  target shell {}\n"
+
+# Runs in a child: starts `spark check`, waits, and reports the grandchild's wall time and peak RSS.
+WATCHER = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], capture_output=True, timeout=600)
+elapsed = time.perf_counter() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"seconds": elapsed, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024,
+                  "exit": done.returncode,
+                  "summary": done.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]}))
+"""
+
+
+def shapes() -> dict[str, str]:
+    scope = [f"profile q{i} {{ }}" for i in range(12_000)]
+    scope.append("profile p extends " + ",".join(f"z{i}" for i in range(24_000)) + " { }")
+    return {
+        "a=1 lines, at the limit": HEAD + "  a=1\n" * 33_327 + "}\n",
+        "a=1 lines, 1 MiB": HEAD + "  a=1\n" * 200_000 + "}\n",
+        "extends a,a,... on one line": "profile p extends " + ",".join(["a"] * 49_990) + " { }\n",
+        "unknown parents, scope of 12,000": "\n".join(scope) + "\n",
+        "distinct unknown options": HEAD
+        + "  serve { extra_args = ["
+        + ",".join(f'"--x{i}"' for i in range(49_980))
+        + "] }\n}\n",
+        "duplicates on one line": HEAD + "  serve { " + "port = 1 " * 33_000 + "}\n}\n",
+        "9 MB string": HEAD + '  runtime { image = "' + "x" * 9_000_000 + '" }\n}\n',
+        "8 MB quantity": HEAD + "  target slurm { time = " + "1h" * 4_000_000 + " }\n}\n",
+    }
+
+
+def measure(path: Path, *extra: str) -> dict[str, object]:
+    spark = [sys.executable, "-m", "spark_dsl", "check", path.name, *extra]
+    out = subprocess.run(
+        [sys.executable, "-c", WATCHER, *spark], cwd=path.parent, capture_output=True, text=True, check=True
+    )
+    result: dict[str, object] = json.loads(out.stdout)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1, help="runs per shape and format (the slowest is reported)")
+    args = parser.parse_args()
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in shapes().items():
+            path = Path(tmp) / "dense.spark"
+            path.write_text(text, encoding="utf-8")
+            for form, extra in (("text", ()), ("json", ("--format", "json"))):
+                runs = [measure(path, *extra) for _ in range(args.runs)]
+                seconds = max(float(str(r["seconds"])) for r in runs)
+                cpu = max(float(str(r["cpu"])) for r in runs)
+                peak = max(float(str(r["peak_mb"])) for r in runs)
+                ok = cpu < LIMIT_SECONDS and peak < LIMIT_MB and all(r["exit"] in (0, 1) for r in runs)
+                failed |= not ok
+                print(
+                    f"{name:34} {form:4} {len(text.encode()):>10,} bytes  wall {seconds:6.2f} s  cpu {cpu:6.2f} s  "
+                    f"peak {peak:7.1f} MB  exit {runs[-1]['exit']}  {'ok' if ok else 'OVER BUDGET'}"
+                )
+    print(f"budget: each under {LIMIT_SECONDS:g} s of CPU and {LIMIT_MB:g} MB peak, exit 0 or 1")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
