@@ -74,7 +74,7 @@ def detail(text: str) -> None:
 def build_once(project: Path) -> Child:
     out = project / "out"
     shutil.rmtree(out, ignore_errors=True)
-    result = child([*SPARK, "build", "-q", "specs", "-o", "out"], project)
+    result = child([*SPARK, "build", "specs", "-o", "out"], project)
     assert result.status == 0, f"build failed in {project} (exit {result.status})"
     return result
 
