@@ -23,27 +23,15 @@ and 8 MB quantity under 0.5 s and 65 MB.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import watched
+
 LIMIT_SECONDS = 10.0
 LIMIT_MB = 500.0
 HEAD = "deployment d {\n  model       = muse-spark-open\n  accelerator = b200\n  target shell {}\n"
-
-# Runs in a child: starts `spark check`, waits, and reports the grandchild's wall time and peak RSS.
-WATCHER = """
-import json, resource, subprocess, sys, time
-start = time.perf_counter()
-done = subprocess.run(sys.argv[1:], capture_output=True, timeout=600)
-elapsed = time.perf_counter() - start
-usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"seconds": elapsed, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024,
-                  "exit": done.returncode,
-                  "summary": done.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]}))
-"""
 
 
 def shapes() -> dict[str, str]:
@@ -64,15 +52,6 @@ def shapes() -> dict[str, str]:
     }
 
 
-def measure(path: Path, *extra: str) -> dict[str, object]:
-    spark = [sys.executable, "-m", "spark_dsl", "check", path.name, *extra]
-    out = subprocess.run(
-        [sys.executable, "-c", WATCHER, *spark], cwd=path.parent, capture_output=True, text=True, check=True
-    )
-    result: dict[str, object] = json.loads(out.stdout)
-    return result
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="runs per shape and format (the slowest is reported)")
@@ -83,7 +62,7 @@ def main() -> int:
             path = Path(tmp) / "dense.spark"
             path.write_text(text, encoding="utf-8")
             for form, extra in (("text", ()), ("json", ("--format", "json"))):
-                runs = [measure(path, *extra) for _ in range(args.runs)]
+                runs = [watched.check(path, *extra) for _ in range(args.runs)]
                 seconds = max(float(str(r["seconds"])) for r in runs)
                 cpu = max(float(str(r["cpu"])) for r in runs)
                 peak = max(float(str(r["peak_mb"])) for r in runs)

@@ -27,26 +27,15 @@ limit) 0.23 s / 34 MB.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import watched
+
 LIMIT_SECONDS = 1.0
 LIMIT_MB = 100.0
 DEPLOYMENT = "deployment top extends {parent} {{\n  model       = muse-spark-open\n  accelerator = b200\n}}\n"
-
-# Runs in a child: starts `spark check`, waits, and reports the grandchild's wall time and peak RSS.
-WATCHER = """
-import json, resource, subprocess, sys, time
-start = time.perf_counter()
-done = subprocess.run(sys.argv[1:], capture_output=True, timeout=600)
-elapsed = time.perf_counter() - start
-peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"seconds": elapsed, "peak_mb": peak_kib / 1024, "exit": done.returncode,
-                  "summary": done.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]}))
-"""
 
 
 def diamond_ladder(profiles: int) -> str:
@@ -78,15 +67,6 @@ def chain(profiles: int) -> str:
     return "\n".join(lines) + "\n" + DEPLOYMENT.format(parent=f"c{profiles - 1}")
 
 
-def measure(path: Path) -> dict[str, object]:
-    spark = [sys.executable, "-m", "spark_dsl", "check", path.name]
-    out = subprocess.run(
-        [sys.executable, "-c", WATCHER, *spark], cwd=path.parent, capture_output=True, text=True, check=True
-    )
-    result: dict[str, object] = json.loads(out.stdout)
-    return result
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ladder", type=int, default=40, help="profiles in the diamond ladder")
@@ -103,7 +83,7 @@ def main() -> int:
         for name, text in graphs.items():
             path = Path(tmp) / "graph.spark"
             path.write_text(text, encoding="utf-8")
-            runs = [measure(path) for _ in range(args.runs)]
+            runs = [watched.check(path) for _ in range(args.runs)]
             seconds = max(float(str(r["seconds"])) for r in runs)
             peak = max(float(str(r["peak_mb"])) for r in runs)
             ok = seconds < LIMIT_SECONDS and peak < LIMIT_MB and all(r["exit"] == 0 for r in runs)
