@@ -224,6 +224,53 @@ def _walk(folder: Path, prune: Callable[[Path], bool] | None, skipped: list[Skip
 _UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
+class NamedPathError(Exception):
+    """A path named on the command line that cannot be used; each command reports it as a usage error."""
+
+
+def named(raw: str) -> os.stat_result:
+    """The status of a path named on the command line (links followed), or NamedPathError saying why not."""
+    path = Path(raw)
+    status = inspect(path)
+    if isinstance(status, Unreadable):
+        if missing(path):
+            raise NamedPathError(f"no such file or directory: {printable(raw)}")
+        raise NamedPathError(f"cannot read {printable(raw)}: {status.reason}")
+    return status
+
+
+def named_real(raw: str) -> Path:
+    """The resolved path of a path named on the command line, or NamedPathError saying why not."""
+    resolved = resolve(Path(raw))
+    if isinstance(resolved, Unreadable):
+        raise NamedPathError(f"cannot read {printable(raw)}: {resolved.reason}")
+    return resolved
+
+
+def require_regular(raw: str, status: os.stat_result) -> None:
+    """NamedPathError unless a path named on the command line (not a folder) is a regular file."""
+    problem = not_regular(status.st_mode)
+    if problem is not None:
+        raise NamedPathError(f"{printable(raw)} {problem.reason.removeprefix('it ')}")
+
+
+def scanned_or_error(raw: str, kept: list[Path], left_out: list[Skipped], skipped: list[str] | None) -> list[Path]:
+    """The files a scan of the folder named `raw` kept; what it left out goes to `skipped`.
+
+    A scan that kept nothing is a NamedPathError that says why, so "holds no .spark file" is
+    never said of a folder whose specs were only skipped.
+    """
+    if skipped is not None:
+        skipped.extend(f"skipped {display(s.path)}: {s.reason}" for s in left_out)
+    if not kept and left_out:
+        why = "; ".join(f"{display(s.path)}: {s.reason}" for s in left_out[:3])
+        more = f"; and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+        raise NamedPathError(f"{printable(raw)} holds no .spark file spark may read (skipped {why}{more})")
+    if not kept:
+        raise NamedPathError(f"{printable(raw)} holds no .spark file (that its project's include and exclude keep)")
+    return kept
+
+
 def printable(name: str) -> str:
     """A file name safe to print anywhere: unprintable characters as escapes, `\\` doubled.
 

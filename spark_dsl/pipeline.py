@@ -81,45 +81,39 @@ def collect_paths(paths: list[str], root: Path | Projects, skipped: list[str] | 
 
     projects = root if isinstance(root, Projects) else Projects(forced=root)
     found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        shown = files.printable(raw)
-        status = files.inspect(path)
-        if isinstance(status, files.Unreadable):
-            if files.missing(path):
-                raise UsageError(f"no such file or directory: {shown}")
-            raise UsageError(f"cannot read {shown}: {status.reason}")
-        resolved = files.resolve(path)
-        if isinstance(resolved, files.Unreadable):
-            raise UsageError(f"cannot read {shown}: {resolved.reason}")
-        forced = projects.forced
-        if forced is not None and not resolved.is_relative_to(forced.resolve()):
-            raise UsageError(f"{shown} is outside the project root {files.printable(str(forced))} (see --root)")
-        if stat.S_ISDIR(status.st_mode):
-            below, left_out = projects.scan(path, resolved)
-            if skipped is not None:
-                skipped.extend(f"skipped {files.display(s.path)}: {s.reason}" for s in left_out)
-            if not below and left_out:  # say why, or "holds no .spark file" would be untrue
-                why = "; ".join(f"{files.display(s.path)}: {s.reason}" for s in left_out[:3])
-                more = f"; and {len(left_out) - 3} more" if len(left_out) > 3 else ""
-                raise UsageError(f"{shown} holds no .spark file spark may read (skipped {why}{more})")
-            if not below:
-                raise UsageError(f"{shown} holds no .spark file (that its project's include and exclude keep)")
-            found.extend(below)
-            continue
-        problem = files.not_regular(status.st_mode)
-        if problem is not None:
-            raise UsageError(f"{shown} {problem.reason.removeprefix('it ')}")
-        # A symbolic link is judged where it is named: one that leads out of that project is not read.
-        named = projects.of(Path(os.path.abspath(path)).parent).root
-        if forced is None and not resolved.is_relative_to(named):
-            raise UsageError(f"{shown} resolves outside the project root {files.printable(str(named))} (see --root)")
-        found.append(path)
+    try:
+        for raw in paths:
+            found.extend(_named(raw, projects, skipped))
+    except files.NamedPathError as err:
+        raise UsageError(str(err)) from None
     unique: dict[Path, Path] = {}
     for p in found:
         real = files.resolve(p)
         unique.setdefault(real if isinstance(real, Path) else p, p)
     return list(unique.values())
+
+
+def _named(raw: str, projects: Projects, skipped: list[str] | None) -> list[Path]:
+    """The specs one command-line path names, or files.NamedPathError."""
+    from spark_dsl import files
+
+    path = Path(raw)
+    shown = files.printable(raw)
+    status = files.named(raw)
+    resolved = files.named_real(raw)
+    forced = projects.forced
+    if forced is not None and not resolved.is_relative_to(forced.resolve()):
+        raise files.NamedPathError(f"{shown} is outside the project root {files.printable(str(forced))} (see --root)")
+    if stat.S_ISDIR(status.st_mode):
+        return files.scanned_or_error(raw, *projects.scan(path, resolved), skipped)
+    files.require_regular(raw, status)
+    # A symbolic link is judged where it is named: one that leads out of that project is not read.
+    named = projects.of(Path(os.path.abspath(path)).parent).root
+    if forced is None and not resolved.is_relative_to(named):
+        raise files.NamedPathError(
+            f"{shown} resolves outside the project root {files.printable(str(named))} (see --root)"
+        )
+    return [path]
 
 
 def run(

@@ -252,3 +252,12 @@ def test_a_folder_holding_only_specs_it_may_not_read_says_why(tmp_path: Path) ->
     assert "only-links/out.spark: it resolves outside the project root" in both
     both = assert_handled(spark(project, "check", "private", prefix=prefix), 2)
     assert "private: the folder cannot be read: permission denied" in both
+
+
+def test_fmt_says_why_a_folder_of_only_skipped_specs_holds_nothing_to_format(tmp_path: Path) -> None:
+    # `spark fmt` scans folders with the same code as `spark check`, so it gives the same reason.
+    (tmp_path / "spark.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pipes").mkdir()
+    os.mkfifo(tmp_path / "pipes" / "pipe.spark")
+    both = assert_handled(spark(tmp_path, "fmt", "pipes"), 2)
+    assert "pipes holds no .spark file spark may read (skipped pipes/pipe.spark:" in both

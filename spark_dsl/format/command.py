@@ -38,33 +38,22 @@ def spark_files(paths: list[str], skipped: list[str] | None = None) -> list[str]
 
     projects = Projects()
     found: list[str] = []
-    for raw in paths:
-        if raw == STDIN:
+    try:
+        for raw in paths:
+            if raw == STDIN:
+                found.append(raw)
+                continue
+            status = files.named(raw)
+            if stat.S_ISDIR(status.st_mode):
+                inside = files.named_real(raw)
+                # fmt writes what it reads: a symlinked file is followed only inside the scanned folder.
+                below = projects.scan(Path(raw), inside, boundary=inside)
+                found.extend(p.as_posix() for p in files.scanned_or_error(raw, *below, skipped))
+                continue
+            files.require_regular(raw, status)
             found.append(raw)
-            continue
-        path = Path(raw)
-        shown = files.printable(raw)
-        status = files.inspect(path)
-        if isinstance(status, files.Unreadable):
-            if files.missing(path):
-                raise FormatUsageError(f"no such file or directory: {shown}")
-            raise FormatUsageError(f"cannot read {shown}: {status.reason}")
-        if stat.S_ISDIR(status.st_mode):
-            inside = files.resolve(path)
-            if isinstance(inside, files.Unreadable):
-                raise FormatUsageError(f"cannot read {shown}: {inside.reason}")
-            # fmt writes what it reads: a symlinked file is followed only inside the scanned folder.
-            below, left_out = projects.scan(path, inside, boundary=inside)
-            if skipped is not None:
-                skipped.extend(f"skipped {files.display(s.path)}: {s.reason}" for s in left_out)
-            if not below:
-                raise FormatUsageError(f"{shown} holds no .spark file (that its project's include and exclude keep)")
-            found.extend(p.as_posix() for p in below)
-            continue
-        problem = files.not_regular(status.st_mode)
-        if problem is not None:
-            raise FormatUsageError(f"{shown} {problem.reason.removeprefix('it ')}")
-        found.append(raw)
+    except files.NamedPathError as err:
+        raise FormatUsageError(str(err)) from None
     return list(dict.fromkeys(found))
 
 
