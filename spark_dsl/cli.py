@@ -110,9 +110,7 @@ def _common(fn: Any) -> Any:
         show_default=True,
         help="Diagnostics format.",
     )(fn)
-    fn = click.option(
-        "--deny", type=click.Choice(["warnings"]), multiple=True, help="Make warnings fail the run."
-    )(fn)
+    fn = click.option("--deny", type=click.Choice(["warnings"]), multiple=True, help="Make warnings fail the run.")(fn)
     fn = click.option("--no-color", is_flag=True, help="Same as --color never.")(fn)
     return fn
 
@@ -177,7 +175,10 @@ def checked_run(paths: tuple[str, ...], root: Path | None, overlays: dict[Path, 
     return result
 
 
-def emit_diagnostics(result: Any, fmt: str, no_color: bool, stream: Any = None) -> None:
+def emit_diagnostics(
+    result: Any, fmt: str, no_color: bool, stream: Any = None, output_errors: int = 0, dry: bool = False
+) -> None:
+    """`output_errors`: problems that stopped a build writing (or would, `dry`), counted in the text summary."""
     from spark_dsl import cli_options
 
     files = [s.name for s in result.files]
@@ -205,7 +206,7 @@ def emit_diagnostics(result: Any, fmt: str, no_color: bool, stream: Any = None) 
         from spark_dsl.render.text import render as render_text
 
         sys.stdout.write(
-            render_text(result.diagnostics, result.sources, len(files), _use_colour(no_color))
+            render_text(result.diagnostics, result.sources, len(files), _use_colour(no_color), output_errors, dry)
         )
 
 
@@ -489,7 +490,6 @@ def _verify_with_local_vllm(plans: list[Any], vllm_python: Path | None) -> int:
     return rejected
 
 
-
 def _add_build_diagnostics(result: Any, found: list[Any]) -> None:
     """The build's own diagnostics join the run's, in file order; `ignore[...]` silences infos."""
     from spark_dsl.diagnostics import Severity
@@ -505,9 +505,7 @@ def _add_build_diagnostics(result: Any, found: list[Any]) -> None:
                 continue
         result.diagnostics.append(diagnostic)
     order = {name: i for i, name in enumerate(result.sources)}
-    result.diagnostics.sort(
-        key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key)
-    )
+    result.diagnostics.sort(key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key))
 
 
 def _build_scope(result: Any, paths: tuple[str, ...], root: Path) -> Any:
@@ -621,7 +619,7 @@ def build(
                 changes, problems = writer.check(out_dir, outcome.outputs, outcome.held, scope, take_over)
             except writer.OutputError as err:
                 changes, problems = [], err.problems
-            emit_diagnostics(result, fmt, no_color)
+            emit_diagnostics(result, fmt, no_color, output_errors=len(problems), dry=True)
             # Text and GitHub output keep stdout for the log; JSON and SARIF keep it for their document.
             stream = sys.stdout if fmt in ("text", "github") else sys.stderr
             if fmt == "github":
@@ -642,7 +640,7 @@ def build(
                 on_wait=lambda: click.echo(f"spark: waiting for another build of {out_dir} to finish", err=True),
             )
         except writer.OutputError as err:
-            emit_diagnostics(result, fmt, no_color)
+            emit_diagnostics(result, fmt, no_color, output_errors=len(err.problems))
             _report_output_problems(err.problems)
             sys.exit(EXIT_ERRORS)
         emit_diagnostics(result, fmt, no_color)

@@ -21,6 +21,7 @@ from spark_dsl.values import TypedBody
 
 if TYPE_CHECKING:
     from spark_dsl.loader import Loader, ProfileDef
+    from spark_dsl.span import Span
 
 MAX_EXTENDS_DEPTH = 1000
 # Marks a body whose `extends` was refused, so the plan (and its rules) skip it.
@@ -76,6 +77,9 @@ class ExtendsResolver:
     def __init__(self, loader: Loader) -> None:
         self.loader = loader
         self.done: dict[tuple[Path, str], Resolved] = {}
+        # Links already reported as part of a cycle: a link on several cycles is reported once,
+        # with the first cycle found (the message names the cycle, so it differs per cycle).
+        self.cycle_links: set[tuple[str, Span, str | None]] = set()
 
     def profile(self, prof: ProfileDef, deployment: str | None) -> Resolved:
         """`prof` merged over everything it extends; diagnostics name `deployment` when given."""
@@ -141,13 +145,20 @@ class ExtendsResolver:
         names = [f.prof.node.name.name for f in cycle]
         links = [(f, f.current) for f in cycle[:-1]] + [(cycle[-1], closing)]
         for at, (frame, ident) in enumerate(links):
+            link = (frame.prof.source.name, ident.span, deployment)
+            if link in self.cycle_links:
+                continue
+            self.cycle_links.add(link)
+            cycle_text = _cycle_text(names, (at + 1) % len(names))
+            # Only a profile that names itself "extends itself"; a longer cycle is named link by link.
+            message = f"profile `{ident.name}` extends itself" if len(names) == 1 else f"`extends` cycle {cycle_text}"
             self.loader.sink.error(
                 "SPK116",
-                f"profile `{ident.name}` extends itself",
+                message,
                 frame.prof.source.name,
                 ident.span,
                 deployment=deployment,
-                help=f"break the cycle {_cycle_text(names, (at + 1) % len(names))}",
+                help=f"break the cycle {cycle_text}: remove this `extends` or another one of it",
             )
 
 

@@ -259,8 +259,9 @@ CODES = [
     CodeDoc(
         "SPK116",
         "error",
-        "profile extends itself",
-        "A chain of `extends` leads back to a profile already in the chain.",
+        "`extends` cycle",
+        "A chain of `extends` leads back to a profile already in the chain: a profile that extends "
+        "itself, or a cycle such as `a -> b -> a`, reported at each of its links.",
         _LANG,
         "profile a extends b { }\nprofile b extends a { }",
         "profile a { }\nprofile b extends a { }",
@@ -298,8 +299,8 @@ CODES = [
         "A call such as `dp(N)`, `tp(N)`, `dspark(...)`, `secret(...)`, `env(...)`, `pvc(...)` or "
         "`hostpath(...)` has missing, surplus, unknown or mistyped arguments.",
         _LANG,
-        "parallel = dp + tp\nserve { api_key = secret(vllm-key) }",
-        'parallel = dp(2) + tp\nserve { api_key = secret("vllm-key") }',
+        "parallel = dp + tp\nnodes = 2\nserve { api_key = secret(vllm-key) }",
+        'parallel = dp(2) + tp\nnodes = 2\nserve { api_key = secret("vllm-key") }',
     ),
     CodeDoc(
         "SPK122",

@@ -96,7 +96,14 @@ def setting(key: str, text: str, default: str = "") -> Problem | None:
     if problem is not None:
         return problem
     if text == "":
-        fallback = f" ({default})" if default else ""
+        # A default without a space is the value itself (`default`, `logs/%x-%j.out`): quoted as the
+        # string it is; one with spaces describes where the value comes from ("the cluster's").
+        if not default:
+            fallback = ""
+        elif " " in default:
+            fallback = f" ({default})"
+        else:
+            fallback = f' value "{default}"'
         return Problem(
             "SPK906",
             f"`{key}` is empty",

@@ -135,13 +135,17 @@ class BodyChecker:
         help_text: str,
         quote: str = "",
         otherwise: Fix | None = None,
+        close_help: str = "",
     ) -> None:
         """An unknown word: a did-you-mean with its replacement (safe when only the case differs),
-        else the `otherwise` fix when the caller has one."""
+        else the `otherwise` fix when the caller has one. `close_help`, with `{close}` for the near
+        spelling, replaces `help_text` when there is one (a long list would bury it)."""
         close = did_you_mean(word, choices)
         fixes: tuple[Fix, ...] = (otherwise,) if otherwise is not None else ()
         if close is not None:
             message += f"; did you mean `{close}`?"
+            if close_help:
+                help_text = close_help.replace("{close}", close)
             same = close.lower() == word.lower()
             fixes = (replacement(f"replace with `{close}`", self.file, span, f"{quote}{close}{quote}", safe=same),)
         self.error(code, message, span, help=help_text, fixes=fixes)
@@ -203,6 +207,7 @@ class BodyChecker:
             choices,
             f"{where} takes {listing}, or remove it",
             otherwise=self._removal(f"remove `{ident.name}`", entry),
+            close_help="write `{close}`, or remove it",
         )
 
     def _attribute(self, attr: ast.Attribute, spec: BlockSpec, out: TypedBody) -> None:
@@ -747,7 +752,10 @@ class BodyChecker:
         fn = value.name.name
         self._call_args(value, {"key": "key inside the Secret"} if fn == "secret" else {}, 1)
         if not value.positional or not isinstance(value.positional[0], ast.String):
-            example = f'{fn}("{"hf-token" if fn == "secret" else "HF_TOKEN"}")'
+            # An unquoted name (`secret(vllm-key)` reads as a symbol) is the user's own: quote it.
+            first = value.positional[0] if value.positional else None
+            name = first.name if isinstance(first, ast.Symbol) else ("hf-token" if fn == "secret" else "HF_TOKEN")
+            example = f'{fn}("{name}")'
             self.error(
                 "SPK121",
                 f"`{fn}(...)` needs a name as a string",

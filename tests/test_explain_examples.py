@@ -38,20 +38,14 @@ NOT_YET = set(
         "SPK115.fixed",
         "SPK120.failing",
         "SPK120.fixed",
-        "SPK121.fixed",
         "SPK124.failing",
         "SPK124.fixed",
         "SPK201.failing",
         "SPK203.failing",
         "SPK211.failing",
-        "SPK211.fixed",
-        "SPK212.failing",
-        "SPK212.fixed",
         "SPK214.fixed",
         "SPK220.failing",
         "SPK302.failing",
-        "SPK303.failing",
-        "SPK303.fixed",
     ]
 )
 

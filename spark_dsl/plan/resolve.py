@@ -88,7 +88,7 @@ class PlanBuilder:
             "accelerator": Resolved.from_setting(body.get("accelerator")),  # type: ignore[arg-type]
         }
         settings["gpus"] = _explicit(body, "gpus") or Resolved(
-            accelerator.gpus_per_node, f"accelerator default ({accelerator.display_name})"
+            accelerator.gpus_per_node, f"{accelerator.display_name} default"
         )
         # Checkpoint: an accelerator outside the recipe gets no default.
         ckpt = _explicit(body, "checkpoint")

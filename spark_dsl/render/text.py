@@ -97,18 +97,33 @@ def render_one(d: Diagnostic, sources: dict[str, SourceFile], colour: bool = Fal
     return "\n".join(out) + "\n"
 
 
-def summary(files: int, diagnostics: list[Diagnostic]) -> str:
+def summary(files: int, diagnostics: list[Diagnostic], output_errors: int = 0, dry: bool = False) -> str:
+    """The last line. `output_errors` counts what stopped `spark build` writing (SPK520-SPK522,
+    reported on stderr without a place in a spec), or would stop it (`dry`, for `--check`): a build
+    that failed never says "no problems"."""
     c = count(diagnostics)
     noun = "file" if files == 1 else "files"
+    failed = (
+        f"build {'would fail' if dry else 'failed'}: {output_errors} output error{'s' if output_errors != 1 else ''}"
+        if output_errors
+        else ""
+    )
     if not diagnostics:
-        return f"checked {files} {noun}: no problems\n"
+        return f"checked {files} {noun}: {failed or 'no problems'}\n"
     parts = []
     for key, word in (("errors", "error"), ("warnings", "warning"), ("infos", "info")):
         if c[key]:
             parts.append(f"{c[key]} {word}{'s' if c[key] != 1 and word != 'info' else ''}")
-    return f"checked {files} {noun}: {', '.join(parts)}\n"
+    return f"checked {files} {noun}: {', '.join(parts)}" + (f"; {failed}" if failed else "") + "\n"
 
 
-def render(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], files: int, colour: bool = False) -> str:
+def render(
+    diagnostics: list[Diagnostic],
+    sources: dict[str, SourceFile],
+    files: int,
+    colour: bool = False,
+    output_errors: int = 0,
+    dry: bool = False,
+) -> str:
     body = "\n".join(render_one(d, sources, colour) for d in diagnostics)
-    return body + ("\n" if body else "") + summary(files, diagnostics)
+    return body + ("\n" if body else "") + summary(files, diagnostics, output_errors, dry)

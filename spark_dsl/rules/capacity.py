@@ -165,8 +165,8 @@ def headroom(plan: Plan) -> Iterator[Finding]:
     "weights and draft model. KV bytes per token: 16 full-attention layers x 2 x 16 KV heads x 64 x "
     "dtype bytes, plus the 46 sliding-window layers for at most 2,048 tokens.",
     basis="vLLM refuses to start when one sequence of the configured length cannot be cached.",
-    failing="accelerator   = gb200\nmax_model_len = 1M\ngpu_memory_utilization = 0.78",
-    fixed="accelerator   = gb200\nmax_model_len = 256K\ngpu_memory_utilization = 0.78",
+    failing="accelerator   = gb200\ngpu_memory_utilization = 0.795\nmax_model_len = 1M",
+    fixed="accelerator   = gb200\ngpu_memory_utilization = 0.795\nmax_model_len = 512K",
     suppressed_by=("SPK301",),
 )
 def one_sequence_fits(plan: Plan) -> Iterator[Finding]:

@@ -291,8 +291,8 @@ def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
     "long context on AMD needs the MXFP4 checkpoint",
     checks="On the AMD path, `max_model_len` above 32,768 with a checkpoint other than `mxfp4`.",
     basis="The recipe's one-million-token configuration on AMD is validated with Quark MXFP4 only.",
-    failing="accelerator   = mi355x\ncheckpoint    = bf16\nmax_model_len = 1M",
-    fixed="accelerator   = mi355x\ncheckpoint    = mxfp4\nmax_model_len = 1M",
+    failing="accelerator   = mi355x\ncheckpoint    = bf16\nmax_model_len = 1M\nmax_num_seqs  = 8",
+    fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\ncheckpoint    = mxfp4",
 )
 def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
     ckpt = plan.settings.get("checkpoint")
@@ -314,8 +314,8 @@ def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
     "long context on AMD is validated with plain tensor parallelism",
     checks="On the AMD path, `max_model_len` above 32,768 with expert parallelism on.",
     basis="The recipe's long-context configuration uses plain tensor parallelism.",
-    failing="accelerator   = mi355x\nparallel      = tp + ep\nmax_model_len = 1M",
-    fixed="accelerator   = mi355x\nparallel      = tp\nmax_model_len = 1M",
+    failing="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\nparallel      = tp + ep",
+    fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\nparallel      = tp",
 )
 def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
     if plan.path == "amd" and plan.long_context:
@@ -375,8 +375,8 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
     checks="On the AMD path, `max_model_len` above 32,768 with `kv_cache_dtype` other than `auto`, "
     "`fp8` or `fp8_e4m3` (vLLM's `fp8` is E4M3).",
     basis="The recipe's long-context configuration runs with either the default or the FP8 KV cache.",
-    failing="accelerator    = mi355x\nmax_model_len  = 1M\nkv_cache_dtype = fp8_e5m2",
-    fixed="accelerator    = mi355x\nmax_model_len  = 1M\nkv_cache_dtype = fp8",
+    failing="accelerator    = mi355x\nmax_model_len  = 1M\nmax_num_seqs   = 8\nkv_cache_dtype = fp8_e5m2",
+    fixed="accelerator    = mi355x\nmax_model_len  = 1M\nmax_num_seqs   = 8\nkv_cache_dtype = fp8",
 )
 def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
     kv = plan.settings["kv_cache_dtype"]

@@ -49,7 +49,9 @@ def test_the_diff_applied_is_the_build(repo: Path, spark) -> None:
     os.chmod(repo / "out/alpha/serve.sh", 0o644)
     r = spark("build", ".", "-o", "out", "--check", "--diff", cwd=repo)
     assert r.returncode == 1, r.stderr
-    diff = r.stdout.split("no problems\n", 1)[1]
+    # The hand-edited folder is a problem the build would stop at: the summary says so.
+    summary, diff = r.stdout.split("\n", 1)
+    assert summary == "checked 1 file: build would fail: 1 output error"
     assert "diff --git a/out/alpha/serve.sh b/out/alpha/serve.sh\nold mode 100644\nnew mode 100755\n" in diff
     assert "+  --max-num-seqs 8 \\\n" in diff
     assert "diff --git a/out/alpha/notes.txt b/out/alpha/notes.txt\ndeleted file mode 100644\n" in diff
