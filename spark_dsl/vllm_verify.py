@@ -39,9 +39,7 @@ def default_python() -> Path:
     """$SPARK_VLLM_PYTHON, else the interpreter of setup-env.sh's default venv."""
     if env := os.environ.get("SPARK_VLLM_PYTHON"):
         return Path(env)
-    root = Path(
-        os.environ.get("SPARK_VLLM_ENV", Path.home() / f".cache/spark-dsl/vllm-{VLLM_VERSION}")
-    )
+    root = Path(os.environ.get("SPARK_VLLM_ENV", Path.home() / f".cache/spark-dsl/vllm-{VLLM_VERSION}"))
     return root / "bin" / "python"
 
 

@@ -156,8 +156,9 @@ def test_plan_with_errors_still_prints_and_exits_1(spark: Callable[..., Any], pr
 
 def test_weights_that_fit_but_not_with_the_draft_still_fail(project: Project) -> None:
     # 4 x 192 GB x 0.7 = 537.6 GB holds the 533 GB of NVFP4, but not the 10.6 GB draft besides.
-    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = gb200\n"
-                   "  gpu_memory_utilization = 0.7\n}\n")
+    result = check(
+        project, "deployment d {\n  model = muse-spark-open\n  accelerator = gb200\n  gpu_memory_utilization = 0.7\n}\n"
+    )
     codes = by_code(result)
     assert set(codes) == {"SPK302", "SPK303"} and codes["SPK303"].severity is Severity.ERROR
     assert "nothing is left after weights and draft model (543.6 GB of 537.6 GB)" in codes["SPK303"].message
@@ -166,8 +167,10 @@ def test_weights_that_fit_but_not_with_the_draft_still_fail(project: Project) ->
 
 def test_extra_args_cannot_set_a_managed_flag_under_any_alias(project: Project) -> None:
     args = '["-sc", "{}", "--device-memory-utilization", "0.5", "--max_model_len=8", "--kv-transfer-config.kv_role=x"]'
-    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = b200\n"
-                   f"  serve {{ extra_args = {args} }}\n}}\n")
+    result = check(
+        project,
+        f"deployment d {{\n  model = muse-spark-open\n  accelerator = b200\n  serve {{ extra_args = {args} }}\n}}\n",
+    )
     flagged = [d.message.split("`")[1] for d in result.diagnostics if d.code == "SPK902"]
     assert flagged == ["-sc", "--device-memory-utilization", "--max_model_len=8", "--kv-transfer-config.kv_role=x"]
 
@@ -178,12 +181,18 @@ def test_spk301_points_at_the_gpus_and_suggests_what_can_fit(project: Project) -
     assert result.sources[d.location.file].index.position(d.location.span.start) == (4, 10)
     assert d.help == "use all 8 GPUs of a node: `gpus = 8`"
     assert [e.text for f in d.fixes for e in f.edits] == ["8"]
-    amd = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = mi300x\n  gpus = 4\n"
-                "  checkpoint = bf16\n  allow_unvalidated = true\n}\n")
+    amd = check(
+        project,
+        "deployment d {\n  model = muse-spark-open\n  accelerator = mi300x\n  gpus = 4\n"
+        "  checkpoint = bf16\n  allow_unvalidated = true\n}\n",
+    )
     assert by_code(amd)["SPK301"].help == "use `checkpoint = mxfp4`, or accelerators with more memory"
 
 
 def test_a_rejected_value_in_a_block_stops_the_rules_for_that_deployment(project: Project) -> None:
-    result = check(project, "deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n"
-                   "  parallel = tp\n  workload { concurrency = 1.5K }\n}\n")
+    result = check(
+        project,
+        "deployment d {\n  model = muse-spark-open\n  accelerator = mi355x\n"
+        "  parallel = tp\n  workload { concurrency = 1.5K }\n}\n",
+    )
     assert [d.code for d in result.diagnostics] == ["SPK105"]

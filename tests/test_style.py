@@ -17,3 +17,10 @@ def test_ruff_is_clean() -> None:
 def test_mypy_strict_is_clean() -> None:
     r = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_ruff_format_is_clean() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "."], cwd=REPO, capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stdout + r.stderr

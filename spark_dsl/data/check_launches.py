@@ -142,9 +142,7 @@ class Vllm:
         """vLLM's quick serve checks, then the checks it defers until a model exists."""
         self.validate_parsed_serve_args(ns)
         if ns.headless and (ns.api_server_count or 0) > 0:  # raised later by ServeSubcommand.cmd
-            raise ValueError(
-                f"--api-server-count={ns.api_server_count} cannot be used with --headless"
-            )
+            raise ValueError(f"--api-server-count={ns.api_server_count} cannot be used with --headless")
         ns.model = ns.model_tag or ns.model
         ea = self.EngineArgs.from_cli_args(ns)
         if ea.attention_backend is not None:
@@ -166,10 +164,7 @@ class Vllm:
             if value is None:
                 continue
             if key in spec:
-                raise ValueError(
-                    f"--{attr.replace('_', '-')} and --speculative-config['{key}'] "
-                    "are mutually exclusive"
-                )
+                raise ValueError(f"--{attr.replace('_', '-')} and --speculative-config['{key}'] are mutually exclusive")
             spec[key] = value
         spec = {k.replace("-", "_"): v for k, v in spec.items()}
         if bad := set(spec) - self.spec_keys:
@@ -223,9 +218,7 @@ def run(request: dict[str, Any], vllm: Vllm) -> list[Verdict]:
         path, argv = item["path"], list(item["argv"])
         try:
             diffs = vllm.check_config(path, argv)
-            error = (
-                "parsed namespace differs from the argv's: " + "; ".join(diffs) if diffs else None
-            )
+            error = "parsed namespace differs from the argv's: " + "; ".join(diffs) if diffs else None
             verdicts.append({"argv": argv, "ok": not diffs, "error": error, "config": path})
         except Exception as e:
             verdicts.append({"argv": argv, "ok": False, "error": _error(e), "config": path})

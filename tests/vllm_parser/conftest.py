@@ -51,10 +51,7 @@ def assert_all_ok(verdicts: list[Verdict]) -> None:
     bad = [v for v in verdicts if not v.ok]
     if bad:
         lines = [
-            f"- {' '.join(v.argv)}"
-            + (f"  [config {v.config}]" if v.config else "")
-            + f"\n    {v.error}"
-            for v in bad
+            f"- {' '.join(v.argv)}" + (f"  [config {v.config}]" if v.config else "") + f"\n    {v.error}" for v in bad
         ]
         pytest.fail(f"vLLM rejected {len(bad)} of {len(verdicts)} launches:\n" + "\n".join(lines))
 
@@ -89,9 +86,7 @@ def vllm_python() -> Path:
 def vllm_verify(vllm_python: Path) -> Verify:
     """`vllm_verify(argvs, configs=())` -> list[Verdict], with the located parser venv."""
 
-    def run(
-        argvs: Iterable[Sequence[str]], configs: Iterable[Mapping[str, Any]] = ()
-    ) -> list[Verdict]:
+    def run(argvs: Iterable[Sequence[str]], configs: Iterable[Mapping[str, Any]] = ()) -> list[Verdict]:
         return verify_launches(argvs, configs, vllm_python)
 
     return run

@@ -131,6 +131,5 @@ def test_committed_flag_table_matches_a_fresh_dump(vllm_python: Path) -> None:
     assert table["meta"]["vllm_version"] == committed["meta"]["vllm_version"]
     for part in ("options", "actions", "positionals", "deferred", "env_vars"):
         assert table[part] == committed[part], (
-            f"spark_dsl/data/vllm_flags.json is stale ({part}); regenerate it with "
-            "tools/vllm-parser/dump_flags.py"
+            f"spark_dsl/data/vllm_flags.json is stale ({part}); regenerate it with tools/vllm-parser/dump_flags.py"
         )

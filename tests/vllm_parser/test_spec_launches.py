@@ -44,7 +44,11 @@ def test_every_vllm_config_file_parses_to_its_launch(
 def _plan(*args: str, cwd: Path, python: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "spark_dsl", "plan", *args, "--verify-vllm", "--vllm-python", str(python)],
-        cwd=cwd, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}, timeout=600,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=600,
     )
 
 

@@ -87,9 +87,7 @@ def actions_table(serve: argparse.ArgumentParser) -> tuple[dict[str, str], dict[
             "nargs": nargs,
             "takes_value": nargs != 0,
             "choices": (
-                None
-                if action.choices is None
-                else sorted((_json_value(c) for c in action.choices), key=_sort_key)
+                None if action.choices is None else sorted((_json_value(c) for c in action.choices), key=_sort_key)
             ),
             "type": _type_name(action.type),
             "required": bool(action.required),
@@ -105,9 +103,7 @@ def dump(date: str) -> dict[str, Any]:
     import vllm.envs as envs
 
     options, actions = actions_table(vllm.serve)
-    positionals = [
-        {"dest": a.dest, "nargs": a.nargs} for a in vllm.serve._actions if not a.option_strings
-    ]
+    positionals = [{"dest": a.dest, "nargs": a.nargs} for a in vllm.serve._actions if not a.option_strings]
     return {
         "meta": {
             "schema": SCHEMA,
