@@ -11,14 +11,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_wheel_contains_grammar_and_catalog(tmp_path: Path) -> None:
+def _built(kind: str, tree: Path, outdir: Path) -> Path:
+    """The one distribution (`--wheel` or `--sdist`) that `python -m build` makes of `tree`."""
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(REPO)],
+        [sys.executable, "-m", "build", kind, "--outdir", str(outdir), str(tree)],
         check=True,
         capture_output=True,
         text=True,
     )
-    (wheel,) = tmp_path.glob("spark_dsl-*.whl")
+    (made,) = outdir.glob("spark_dsl-*.whl" if kind == "--wheel" else "spark_dsl-*.tar.gz")
+    return made
+
+
+def test_wheel_contains_grammar_and_catalog(tmp_path: Path) -> None:
+    wheel = _built("--wheel", REPO, tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "spark_dsl/grammar/spark.lark" in names
     assert "spark_dsl/catalog/snapshot.json" in names
@@ -49,13 +55,7 @@ def test_sdist_holds_the_project_and_nothing_from_node_modules(tmp_path: Path) -
     stray = tree / "editors" / "node_modules" / "vscode-jsonrpc" / "README.md"
     stray.parent.mkdir(parents=True)
     stray.write_text("not ours\n")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path / "dist"), str(tree)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    (sdist,) = (tmp_path / "dist").glob("spark_dsl-*.tar.gz")
+    sdist = _built("--sdist", tree, tmp_path / "dist")
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     assert {"README.md", "LICENSE", "pyproject.toml", "grammar/spark.lark", "spark_dsl/cli.py"} <= names
@@ -64,13 +64,7 @@ def test_sdist_holds_the_project_and_nothing_from_node_modules(tmp_path: Path) -
 
 
 def test_wheel_metadata_has_license_urls_and_the_language_server(tmp_path: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(REPO)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    (wheel,) = tmp_path.glob("spark_dsl-*.whl")
+    wheel = _built("--wheel", REPO, tmp_path)
     archive = zipfile.ZipFile(wheel)
     names = archive.namelist()
     license_file = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))

@@ -182,6 +182,8 @@ class FastParser:
                     value_stack.append(make(children))
                 state_stack.append(states[state_stack[-1]][origin])  # type: ignore[arg-type]
         end_state = self.end_state
+        # The end of input: the same reduction as in the loop above, which keeps it inline
+        # rather than calling a helper because it runs once per reduction of every parse.
         while True:
             action = states[state_stack[-1]].get("$END")
             if action is None or isinstance(action, int):
