@@ -35,12 +35,21 @@ class Problem:
     remove: bool = False
 
 
+def _kept(found: str) -> int | None:
+    """How many characters of a token-shaped match stay visible (the prefix and two more), or
+    None when the match is a placeholder such as `hf_xxxx...` rather than a token."""
+    prefix = found.rindex("_") + 1
+    if len(set(found[prefix:])) < _MIN_DISTINCT:
+        return None
+    return prefix + 2
+
+
 def token(text: str) -> str | None:
     """The start of an access token in `text`, shown redacted (`hf_Qw...`), or None."""
     for m in _TOKEN.finditer(text):
-        body = m.group(0).split("_")[-1]
-        if len(set(body)) >= _MIN_DISTINCT:
-            return m.group(0)[: m.group(0).index("_") + 3] + "..."
+        kept = _kept(m.group(0))
+        if kept is not None:
+            return m.group(0)[:kept] + "..."
     return None
 
 
@@ -50,10 +59,8 @@ def mask_tokens(text: str) -> str:
 
     def mask(m: re.Match[str]) -> str:
         found = m.group(0)
-        if len(set(found.split("_")[-1])) < _MIN_DISTINCT:
-            return found
-        keep = found.index("_") + 3
-        return found[:keep] + "*" * (len(found) - keep)
+        kept = _kept(found)
+        return found if kept is None else found[:kept] + "*" * (len(found) - kept)
 
     return _TOKEN.sub(mask, text) if "_" in text else text
 

@@ -108,6 +108,12 @@ def test_a_token_lookalike_is_not_a_secret(spark, tmp_path: Path) -> None:
     assert_clean(spark, tmp_path, spec(serve='env { NAME = "hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" }'))
 
 
+def test_an_organisation_token_is_shown_by_its_whole_prefix(spark, tmp_path: Path) -> None:
+    token = "api_org_" + TOKEN.split("_", 1)[1]
+    d = assert_error(spark, tmp_path, spec(serve=f'env {{ ORG = "{token}" }}'), "SPK901")
+    assert f"`{token[:10]}...`" in d["message"]  # `api_org_` and two characters, as `hf_` shows
+
+
 # ---- values vLLM or the platform would refuse ---------------------------------------------
 
 
