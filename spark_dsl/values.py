@@ -85,6 +85,22 @@ class Volume:
     name: str | None = None
 
 
+def spelled(value: Any) -> str:
+    """A typed value as a spec would spell it: `true`, `tp + ep`, `secret("x", key = "k")`, `pvc("c")`."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (Parallel, Speculative)):
+        return value.spelled()
+    if isinstance(value, SecretRef):
+        key = f', key = "{value.key}"' if value.key else ""
+        return f'{value.kind}("{value.name}"{key})'
+    if isinstance(value, Volume):
+        return value.kind if value.name is None else f'{value.kind}("{value.name}")'
+    if isinstance(value, tuple):
+        return "[" + ", ".join(spelled(v) for v in value) + "]"
+    return str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Setting:
     value: Any

@@ -9,12 +9,12 @@ merged body (the deployment or a profile) and the schema's default texts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from spark_dsl.loader import ResolvedDeployment, SourceFile
 from spark_dsl.schema import BlockSpec, deployment_schema
 from spark_dsl.span import Location
-from spark_dsl.values import Parallel, SecretRef, Setting, Speculative, TypedBody
+from spark_dsl.values import Setting, TypedBody, spelled
 
 if TYPE_CHECKING:
     from spark_dsl.plan.model import Plan
@@ -42,23 +42,11 @@ def resolved_values(
     if plan is not None:
         for name, resolved in plan.settings.items():
             key = _PLAN_KEYS.get(name, name)
-            text, where = _spelled(resolved.value), None
+            text, where = spelled(resolved.value), None
             if resolved.location is not None:
                 text, where = _written(resolved.location, sources) or (text, None)
             out[key] = ResolvedValue(key, text, resolved.origin, where)
     return out
-
-
-def _spelled(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (Parallel, Speculative)):
-        return value.spelled()
-    if isinstance(value, SecretRef):
-        return f'{value.kind}("{value.name}")'
-    if isinstance(value, tuple):
-        return "[" + ", ".join(_spelled(v) for v in value) + "]"
-    return str(value)
 
 
 def _written(location: Location, sources: dict[str, SourceFile]) -> tuple[str, str] | None:
@@ -74,7 +62,7 @@ def _setting(key: str, setting: Setting, sources: dict[str, SourceFile]) -> Reso
     described = f"profile {origin.profile}" if origin.profile else "user"
     written = _written(Location(origin.file, origin.span), sources)
     if written is None:
-        return ResolvedValue(key, _spelled(setting.value), described)
+        return ResolvedValue(key, spelled(setting.value), described)
     return ResolvedValue(key, written[0], described, written[1])
 
 

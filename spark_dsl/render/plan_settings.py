@@ -11,7 +11,7 @@ from spark_dsl.plan.model import Plan
 from spark_dsl.schema import Kind
 from spark_dsl.span import Location
 from spark_dsl.units import format_count, format_duration
-from spark_dsl.values import Parallel, SecretRef, Speculative, Volume
+from spark_dsl.values import Parallel, SecretRef, Speculative, Volume, spelled
 
 Sources = Mapping[str, SourceFile]
 _SIZE_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
@@ -55,24 +55,16 @@ def shown(setting: InEffect) -> str:
     value = setting.value
     if setting.described:
         return f"({value})"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (Parallel, Speculative)):
-        return value.spelled()
-    if isinstance(value, SecretRef):
-        key = f', key = "{value.key}"' if value.key else ""
-        return f'{value.kind}("{value.name}"{key})'
-    if isinstance(value, Volume):
-        return value.kind if value.name is None else f'{value.kind}("{value.name}")'
-    if isinstance(value, tuple):
-        return "[" + ", ".join(map(str, value)) + "]"
-    if isinstance(value, int) and setting.kind is Kind.SIZE:
-        return next((f"{value // f}{unit}" for unit, f in _SIZE_UNITS if value >= f and value % f == 0), f"{value}B")
-    if isinstance(value, int) and setting.kind is Kind.DURATION:
-        return format_duration(value)
-    if isinstance(value, int) and value >= 1024 and setting.kind in (Kind.COUNT, None):
-        return f"{format_count(value)} ({value:,})"
-    return str(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if setting.kind is Kind.SIZE:
+            return next(
+                (f"{value // f}{unit}" for unit, f in _SIZE_UNITS if value >= f and value % f == 0), f"{value}B"
+            )
+        if setting.kind is Kind.DURATION:
+            return format_duration(value)
+        if value >= 1024 and setting.kind in (Kind.COUNT, None):
+            return f"{format_count(value)} ({value:,})"
+    return spelled(value)
 
 
 def text_rows(plan: Plan, sources: Sources | None) -> list[tuple[str, str, str]]:
