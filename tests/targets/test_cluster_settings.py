@@ -50,8 +50,13 @@ deployment muse-cluster {
 
 
 def build(tmp_path: Path, fabric: str) -> Path:
+    return build_text(tmp_path, SPEC.replace("FABRIC", fabric))
+
+
+def build_text(tmp_path: Path, text: str) -> Path:
+    """The output folder of the spec `text`, built by the real command."""
     spec = tmp_path / "cluster.spark"
-    spec.write_text(SPEC.replace("FABRIC", fabric))
+    spec.write_text(text)
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, "-m", "spark_dsl", "build", str(spec), "-o", str(out), "--root", str(tmp_path)],
@@ -133,18 +138,8 @@ def test_kubernetes_stages_weights_and_asks_for_devices_and_resources(
 def test_kubernetes_asks_for_as_many_rdma_devices_as_the_node_has(tmp_path: Path) -> None:
     """A p5.48xlarge has 8 GPUs and 32 EFA interfaces (AWS's EKS example asks for all 32): the
     count is `rdma_devices`, not the GPU count, when the spec says so."""
-    spec = tmp_path / "cluster.spark"
-    spec.write_text(
-        SPEC.replace("FABRIC", "efa").replace("memory        = 256GiB", "memory = 256GiB\n    rdma_devices = 32")
-    )
-    out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "spark_dsl", "build", str(spec), "-o", str(out), "--root", str(tmp_path)],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    path = out / "muse-cluster" / "kubernetes.yaml"
+    text = SPEC.replace("FABRIC", "efa").replace("memory        = 256GiB", "memory = 256GiB\n    rdma_devices = 32")
+    path = build_text(tmp_path, text) / "kubernetes.yaml"
     v.kubernetes_validate(path).check()
     servers = [p for p in pods(v.load_yaml_documents(path)) if p["containers"][0]["name"] == "vllm"]
     assert len(servers) == 3
