@@ -10,10 +10,35 @@ from functools import cache
 
 from spark_dsl.diagnostics import Diagnostic
 from spark_dsl.plan.model import Plan
-from spark_dsl.rules import advice, capacity, hard, safety, structure, targets
+from spark_dsl.rules import (
+    advice,
+    amd,
+    capacity,
+    hardware,
+    long_context,
+    parallelism,
+    safety,
+    speculative,
+    structure,
+    targets,
+)
 from spark_dsl.rules.registry import Rule, registered, to_diagnostic
 
-RULE_MODULES = (advice, capacity, hard, safety, structure, targets)
+# The recipe's hard constraints (SPK2xx) are split by topic: hardware (SPK201, SPK202, SPK222),
+# parallelism (SPK203, SPK217-SPK220), amd (SPK204-SPK209, SPK216), long_context (SPK211-SPK215),
+# speculative (SPK210, SPK221). Order here does not matter: `all_rules` sorts by code.
+RULE_MODULES = (
+    advice,
+    amd,
+    capacity,
+    hardware,
+    long_context,
+    parallelism,
+    safety,
+    speculative,
+    structure,
+    targets,
+)
 
 
 @cache

@@ -1,0 +1,131 @@
+"""What the hardware runs (SPK201, SPK202, SPK222): the accelerators the recipe validates, the
+checkpoints each vendor validates and the FP4 hardware NVFP4 needs, and each vendor's attention backends."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_dsl import catalog
+from spark_dsl.diagnostics import Severity
+from spark_dsl.plan.model import Plan
+from spark_dsl.rules.registry import Finding, rule
+
+
+def _spelled_list(ids: list[str]) -> str:
+    """`A, B and C` in upper case, as the messages name accelerators."""
+    names = [i.upper() for i in ids]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _validated_accelerators() -> str:
+    return _spelled_list([a.id for a in catalog.load().validated_accelerators()])
+
+
+def _fp4_accelerators() -> str:
+    """The validated accelerators with FP4, comma-separated (`B200, B300, ...`)."""
+    return ", ".join(a.id.upper() for a in catalog.load().validated_accelerators() if a.fp4)
+
+
+def _validated_checkpoints(path: str) -> list[str]:
+    return list(catalog.load().recipe.validated_checkpoints[path])
+
+
+def _runs_on(checkpoint: str, plan: Plan) -> bool:
+    """Whether the accelerator has the hardware the checkpoint's format needs (FP4 for NVFP4)."""
+    return plan.accelerator.fp4 or not catalog.load().needs_fp4(checkpoint)
+
+
+def _downgrade(plan: Plan) -> Severity | None:
+    return Severity.WARNING if plan.value("allow_unvalidated") else None
+
+
+@rule(
+    "SPK201",
+    "error",
+    "accelerator outside the recipe's validated set",
+    checks="The accelerator is one the catalog knows (H100, H200, MI300X, MI325X) but the recipe does "
+    "not validate. With `allow_unvalidated = true` this is a warning.",
+    basis="The recipe validates Muse Spark Open on NVIDIA Blackwell (B200, B300, GB200, GB300) and "
+    "AMD MI350X/MI355X only. Other accelerators take their vendor's path, untested.",
+    failing="deployment muse {\n  model       = muse-spark-open\n  accelerator = h200\n  checkpoint  = mxfp4\n}",
+    fixed="deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n}",
+)
+def accelerator_validated(plan: Plan) -> Iterator[Finding]:
+    if not plan.accelerator.validated:
+        validated = plan.vendor.validated_alternative
+        yield Finding(
+            f"accelerator `{plan.accelerator.id}` is not validated for Muse Spark Open",
+            plan.settings["accelerator"],
+            f"use `accelerator = {validated}` (validated: {_validated_accelerators()}), "
+            "or set `allow_unvalidated = true` to proceed at your own risk",
+            label="outside the recipe",
+            severity=_downgrade(plan),
+            replace_with=validated,
+        )
+
+
+@rule(
+    "SPK202",
+    "error",
+    "checkpoint not validated on this vendor",
+    checks="The checkpoint is not one the recipe validates on the accelerator's vendor: NVIDIA "
+    "validates NVFP4; AMD validates Quark MXFP4, load-time BF16-to-MXFP4 and BF16. "
+    "`allow_unvalidated = true` makes it a warning, except NVFP4 on an accelerator without FP4 "
+    "support (anything before Blackwell), which cannot run at all.",
+    basis="NVFP4 is the recipe's Blackwell path; the AMD commands list MXFP4, load-time conversion and BF16 serving.",
+    failing="accelerator = mi355x\ncheckpoint  = nvfp4",
+    fixed="accelerator = mi355x\ncheckpoint  = mxfp4",
+)
+def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
+    ckpt = plan.settings.get("checkpoint")
+    if ckpt is None or plan.checkpoint is None:
+        return
+    valid = _validated_checkpoints(plan.path)
+    runnable = [c for c in valid if _runs_on(c, plan)]
+    if not _runs_on(ckpt.value, plan):
+        yield Finding(
+            f"checkpoint `{ckpt.value}` cannot run on `{plan.accelerator.id}`: it has no FP4 support",
+            ckpt,
+            f"use `checkpoint = {runnable[0]}`"
+            if runnable
+            else f"use a Blackwell accelerator for {ckpt.value.upper()}, or another checkpoint",
+            label="needs Blackwell FP4",
+            replace_with=runnable[0] if runnable else None,
+        )
+    elif ckpt.value not in valid:
+        listing = ", ".join(f"`{c}`" for c in valid)
+        yield Finding(
+            f"checkpoint `{ckpt.value}` is not validated on {plan.path.upper()} (validated: {listing})",
+            ckpt,
+            f"use `checkpoint = {runnable[0]}`"
+            if runnable
+            else f"{listing} needs a Blackwell accelerator ({_fp4_accelerators()}); "
+            f"on `{plan.accelerator.id}` the checkpoint stays unvalidated",
+            label="not validated here",
+            replace_with=runnable[0] if runnable else None,
+            severity=_downgrade(plan),
+        )
+
+
+@rule(
+    "SPK222",
+    "error",
+    "attention backend of the other vendor",
+    checks="`attention = aiter` on the NVIDIA path, or `attention = flashinfer` on the AMD path.",
+    basis="vLLM fact: AITER is ROCm's kernel library and FlashInfer is CUDA-only; each backend exists on one vendor.",
+    failing="accelerator = b200\nattention   = aiter",
+    fixed="accelerator = b200\nattention   = auto",
+)
+def attention_vendor(plan: Plan) -> Iterator[Finding]:
+    att = plan.settings.get("attention")
+    if att is None:
+        return
+    backend = catalog.load().attention_backend(att.value)
+    if backend is not None and plan.path not in backend.vendors:
+        other = plan.vendor.attention_instead
+        yield Finding(
+            f"attention backend `{backend.name}` does not exist on {plan.path.upper()} GPUs",
+            att,
+            f"use `attention = {other}`",
+            replace_with=other,
+        )

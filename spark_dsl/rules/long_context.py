@@ -1,0 +1,151 @@
+"""The context length (SPK211-SPK215): the model's own limit, and the recipe's long-context
+configuration on AMD (checkpoint, plain tensor parallelism, sequences and KV cache dtype)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.rules.capacity import max_num_seqs_allowed
+from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.suggest import replace_or_add
+from spark_dsl.units import format_count
+
+
+def _tokens(n: int) -> str:
+    return f"{format_count(n)} ({n:,} tokens)"
+
+
+def _long_context_note(plan: Plan) -> tuple[str, Resolved | None]:
+    mml = plan.settings["max_model_len"]
+    return (
+        f"max_model_len = {format_count(mml.value)} selects the long-context configuration "
+        f"(above {format_count(plan.thresholds.default_context)})",
+        mml,
+    )
+
+
+@rule(
+    "SPK211",
+    "error",
+    "long context on AMD needs the MXFP4 checkpoint",
+    checks="On the AMD path, `max_model_len` above 32,768 with a checkpoint other than `mxfp4`.",
+    basis="The recipe's one-million-token configuration on AMD is validated with Quark MXFP4 only.",
+    failing="accelerator   = mi355x\ncheckpoint    = bf16\nmax_model_len = 1M\nmax_num_seqs  = 8",
+    fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\ncheckpoint    = mxfp4",
+)
+def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
+    ckpt = plan.settings.get("checkpoint")
+    allowed = plan.thresholds.long_context_checkpoints
+    if plan.path == "amd" and plan.long_context and ckpt is not None and ckpt.value not in allowed:
+        only = " or ".join(f"`{c}`" for c in allowed)
+        yield Finding(
+            f"long context on AMD is validated with {only} only, found `{ckpt.value}`",
+            ckpt,
+            f"use `checkpoint = {allowed[0]}`, or `max_model_len = {format_count(plan.thresholds.default_context)}`",
+            notes=(_long_context_note(plan),),
+            replace_with=allowed[0],
+        )
+
+
+@rule(
+    "SPK212",
+    "error",
+    "long context on AMD is validated with plain tensor parallelism",
+    checks="On the AMD path, `max_model_len` above 32,768 with expert parallelism on.",
+    basis="The recipe's long-context configuration uses plain tensor parallelism.",
+    failing="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\nparallel      = tp + ep",
+    fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\nparallel      = tp",
+)
+def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
+    if plan.path == "amd" and plan.long_context:
+        for pool in plan.pools:
+            if pool.ep:
+                yield Finding(
+                    "long context on AMD is validated with plain tensor parallelism",
+                    pool.parallel,
+                    "use `parallel = tp`",
+                    label="expert parallelism is on",
+                    notes=(_long_context_note(plan),),
+                    replace_with="tp",
+                )
+                return
+
+
+@rule(
+    "SPK213",
+    "error",
+    "long context on AMD allows at most 8 sequences",
+    checks="On the AMD path, `max_model_len` above 32,768 with `max_num_seqs` unset or above 8.",
+    basis="The recipe's long-context configuration runs no more than eight sequences.",
+    failing="accelerator   = mi355x\nmax_model_len = 1M",
+    fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8",
+)
+def long_context_seqs(plan: Plan) -> Iterator[Finding]:
+    if plan.path != "amd" or not plan.long_context:
+        return
+    limit = plan.thresholds.long_context_max_num_seqs
+    seqs = plan.settings.get("max_num_seqs")
+    allowed = max_num_seqs_allowed(plan)  # what SPK304 allows too, so the two never disagree
+    if seqs is None:
+        mml = plan.settings["max_model_len"]
+        yield Finding(
+            f"long context on AMD needs `max_num_seqs` of at most {limit}; it is unset (vLLM's default is higher)",
+            mml,
+            f"set `max_num_seqs = {allowed}`",
+            label="long-context configuration",
+            fix=replace_or_add(plan, "max_num_seqs", str(allowed), f"set `max_num_seqs = {allowed}`"),
+        )
+    elif seqs.value > limit:
+        yield Finding(
+            f"long context on AMD allows at most {limit} sequences, found `max_num_seqs = {seqs.value}`",
+            seqs,
+            f"set `max_num_seqs = {allowed}`",
+            notes=(_long_context_note(plan),),
+            replace_with=str(allowed),
+        )
+
+
+@rule(
+    "SPK214",
+    "error",
+    "long context on AMD uses the default or FP8 KV cache",
+    checks="On the AMD path, `max_model_len` above 32,768 with `kv_cache_dtype` other than `auto`, "
+    "`fp8` or `fp8_e4m3` (vLLM's `fp8` is E4M3).",
+    basis="The recipe's long-context configuration runs with either the default or the FP8 KV cache.",
+    failing="accelerator    = mi355x\nmax_model_len  = 1M\nmax_num_seqs   = 8\nkv_cache_dtype = fp8_e5m2",
+    fixed="accelerator    = mi355x\nmax_model_len  = 1M\nmax_num_seqs   = 8\nkv_cache_dtype = fp8",
+)
+def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
+    kv = plan.settings["kv_cache_dtype"]
+    allowed = plan.thresholds.long_context_kv_dtypes
+    if plan.path == "amd" and plan.long_context and kv.value not in allowed:
+        # The first allowed dtype that is not vLLM's default: the one the recipe names.
+        fp8 = next(d for d in allowed if d != "auto")
+        yield Finding(
+            f"long context on AMD uses the default or {fp8.upper()} (E4M3) KV cache, found `{kv.value}`",
+            kv,
+            f"use `kv_cache_dtype = {fp8}`",
+            notes=(_long_context_note(plan),),
+            replace_with=fp8,
+        )
+
+
+@rule(
+    "SPK215",
+    "error",
+    "max_model_len above the model's context",
+    checks="`max_model_len` larger than the model's native context (1,048,576 tokens for Muse Spark Open).",
+    basis="The model supports a one-million-token context; vLLM refuses a longer limit.",
+    failing="max_model_len = 2M",
+    fixed="max_model_len = 1M",
+)
+def within_model_context(plan: Plan) -> Iterator[Finding]:
+    mml = plan.settings.get("max_model_len")
+    if mml is not None and mml.value > plan.model.max_context:
+        yield Finding(
+            f"max_model_len {_tokens(mml.value)} exceeds the model's context of {_tokens(plan.model.max_context)}",
+            mml,
+            f"use `max_model_len = {format_count(plan.model.max_context)}` or less",
+            replace_with=format_count(plan.model.max_context),
+        )

@@ -1,0 +1,179 @@
+"""How the GPUs are split (SPK203, SPK217-SPK220): tensor parallelism fills a node, data parallelism
+spans the nodes, every GPU is placed once, and the sizes divide the model's KV heads and experts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_dsl.plan.model import Plan, Pool, Resolved
+from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.suggest import pool_parallel, set_parallel, spelled
+from spark_dsl.values import Parallel
+
+
+def _pool_label(pool: Pool) -> str:
+    return "" if pool.role == "server" else f" in the {pool.role} pool"
+
+
+def nodes_resolved(plan: Plan) -> Resolved:
+    """The node count to point at: the top-level `nodes` if written, else the first pool's that asks
+    for more than one node (SPK216 on the AMD path reads it too)."""
+    nodes = plan.settings["nodes"]
+    if nodes.explicit:
+        return nodes
+    for pool in plan.pools:
+        if pool.nodes_setting is not None and pool.nodes > 1:
+            return pool.nodes_setting
+    return nodes
+
+
+@rule(
+    "SPK203",
+    "error",
+    "tensor-parallel size differs from the GPUs per node",
+    checks="The tensor-parallel size must equal the GPUs used on each node (`gpus`, which defaults to "
+    "the accelerator's GPUs per node), for each disaggregation pool too.",
+    basis="The recipe sets TP to the GPU count: a smaller TP replicates the dense components on every "
+    "rank and runs out of memory; TP never spans nodes.",
+    failing="accelerator = b200   # 8 GPUs per node\nparallel    = tp(4) + ep",
+    fixed="accelerator = b200\nparallel    = tp + ep",
+)
+def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
+    gpus = plan.settings["gpus"]
+    for pool in plan.pools:
+        if pool.tp != gpus.value:
+            fitting = spelled(pool_parallel(pool))
+            yield Finding(
+                f"tensor-parallel size {pool.tp}{_pool_label(pool)} differs from the {gpus.value} GPUs used per node",
+                pool.parallel,
+                f"use `parallel = {fitting}` (TP = GPUs per node)"
+                + (", or lower `gpus`" if pool.tp < gpus.value else ""),
+                label=f"TP {pool.tp}",
+                notes=((f"gpus = {gpus.value} ({gpus.origin})", gpus if gpus.explicit else None),),
+                fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`"),
+            )
+
+
+@rule(
+    "SPK217",
+    "error",
+    "GPU arithmetic does not add up",
+    checks="Data parallel x tensor parallel must equal nodes x GPUs per node (per pool under "
+    "disaggregation), and a top-level `nodes` must equal the sum of the pools' nodes. Not reported "
+    "beside SPK204, SPK205, SPK216 or SPK218, which already explain the node count.",
+    basis="Every GPU must be placed exactly once: vLLM starts dp x tp ranks and expects them to fill "
+    "the nodes it is given.",
+    failing="nodes    = 2\nparallel = dp(4) + tp + ep   # 4 x 8 = 32 ranks, 16 GPUs",
+    fixed="nodes    = 2\nparallel = dp(2) + tp + ep",
+    suppressed_by=("SPK204", "SPK205", "SPK216", "SPK218"),
+)
+def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
+    gpus = plan.value("gpus")
+    nodes = plan.settings["nodes"]
+    if plan.disaggregated and nodes.explicit and nodes.value != plan.total_nodes:
+        yield Finding(
+            f"nodes = {nodes.value} differs from the {plan.total_nodes} nodes of the disaggregation pools",
+            nodes,
+            f"use `nodes = {plan.total_nodes}`, or leave `nodes` out",
+            replace_with=str(plan.total_nodes),
+        )
+        return
+    for pool in plan.pools:
+        ranks, available = pool.dp_size * pool.tp, pool.nodes * gpus
+        if ranks != available:
+            fitting = spelled(pool_parallel(pool))
+            where = "" if pool.role == "server" else f" in the `{pool.role}` block"
+            yield Finding(
+                f"dp x tp = {pool.dp_size} x {pool.tp} = {ranks} ranks{_pool_label(pool)}, "
+                f"but {pool.nodes} node{'s' if pool.nodes != 1 else ''} x {gpus} GPUs = {available}",
+                _arithmetic_culprit(pool),
+                f"use `parallel = {fitting}`{where}: one data-parallel replica per node, TP = GPUs per node",
+                fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`{where}"),
+            )
+
+
+def _arithmetic_culprit(pool: Pool) -> Resolved:
+    """The user's parallelism if they wrote one, else the node count they wrote."""
+    if pool.parallel.explicit or pool.nodes_setting is None or not pool.nodes_setting.explicit:
+        return pool.parallel
+    return pool.nodes_setting
+
+
+@rule(
+    "SPK218",
+    "error",
+    "extra nodes on the NVIDIA path without replicas",
+    checks="An NVIDIA deployment on several nodes without `dp(N)` or disaggregation.",
+    basis="Tensor parallelism stays within a node (SPK203), so extra nodes need data-parallel "
+    "replicas or prefill/decode pools.",
+    failing="accelerator = b200\nnodes       = 2\nparallel    = tp + ep",
+    fixed="accelerator = b200\nnodes       = 2\nparallel    = dp(2) + tp + ep",
+)
+def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
+    if plan.path != "nvidia" or plan.disaggregated:
+        return
+    (pool,) = plan.pools
+    if pool.nodes > 1 and pool.dp is None:
+        fitting = spelled(pool_parallel(pool))
+        yield Finding(
+            f"{pool.nodes} nodes need data-parallel replicas: tensor parallelism stays within a node",
+            nodes_resolved(plan),
+            f"use `parallel = {fitting}`",
+            fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`"),
+        )
+
+
+@rule(
+    "SPK219",
+    "error",
+    "tensor-parallel size does not divide the KV heads",
+    checks="The tensor-parallel size must divide the model's 16 KV heads.",
+    basis="Catalog fact, not a recipe sentence: Muse Spark Open has 16 KV heads (grouped-query "
+    "attention), and vLLM splits attention heads evenly across TP ranks.",
+    failing="gpus     = 6\nparallel = tp",
+    fixed="gpus     = 8\nparallel = tp",
+)
+def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
+    heads = plan.model.architecture.kv_heads
+    gpus = plan.settings["gpus"]
+    whole = plan.accelerator.gpus_per_node
+    for pool in plan.pools:
+        if not heads % pool.tp:
+            continue
+        message = f"tensor-parallel size {pool.tp} does not divide the model's {heads} KV heads"
+        if pool.tp != gpus.value and not heads % gpus.value:  # `tp(N)` other than the node's GPUs
+            fitting = spelled(pool_parallel(pool))
+            fix = set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`")
+            yield Finding(message, pool.parallel, f"use `parallel = {fitting}` (TP = GPUs per node)", fix=fix)
+        elif gpus.explicit and not heads % whole:  # `gpus` itself does not divide the heads
+            yield Finding(message, gpus, f"use all {whole} GPUs of a node: `gpus = {whole}`", replace_with=str(whole))
+        else:
+            at = pool.parallel if pool.parallel.explicit else gpus
+            yield Finding(message, at, "use a tensor-parallel size of 1, 2, 4, 8 or 16")
+        return
+
+
+@rule(
+    "SPK220",
+    "error",
+    "expert-parallel size does not divide the experts",
+    checks="With expert parallelism, the expert-parallel size (TP x DP of the replica group) must "
+    "divide the model's 256 routed experts.",
+    basis="Catalog fact: vLLM splits the 256 routed experts of each layer evenly across EP ranks.",
+    failing="gpus     = 6\nparallel = tp + ep",
+    fixed="gpus     = 8\nparallel = tp + ep",
+)
+def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
+    experts = plan.model.architecture.routed_experts
+    for pool in plan.pools:
+        size = pool.tp * pool.dp_size
+        if pool.ep and experts % size:
+            written: Parallel = pool.parallel.value
+            without_ep = Parallel(written.tp, written.has_tp, False, written.dp)
+            yield Finding(
+                f"expert-parallel size {size} (TP {pool.tp} x DP {pool.dp_size}) does not divide the {experts} experts",
+                pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
+                f"choose TP x DP as a power of two up to 256, or drop `ep` (`parallel = {spelled(without_ep)}`)",
+                fix=set_parallel(plan, pool, without_ep, f"drop `ep`: `parallel = {spelled(without_ep)}`"),
+            )
+            return
