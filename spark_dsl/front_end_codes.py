@@ -44,8 +44,8 @@ CODES = [
         "unexpected character",
         "A character that is not part of the language appears outside a string or comment.",
         _LANG,
-        "deployment muse { gpus = 8; }",
-        "deployment muse { gpus = 8 }",
+        "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200;\n}",
+        "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n}",
     ),
     CodeDoc(
         "SPK005",
@@ -186,8 +186,8 @@ CODES = [
         "digits and `-`, starting and ending with a letter or digit.",
         "Every target names things after the deployment and adds suffixes (`-prefill`, "
         "`-router`): Kubernetes objects, Slurm jobs, Compose projects and output folders.",
-        "deployment Muse_B200 { ... }",
-        "deployment muse-b200 { ... }",
+        "deployment Muse_B200 {\n  model       = muse-spark-open\n  accelerator = b200\n}",
+        "deployment muse-b200 {\n  model       = muse-spark-open\n  accelerator = b200\n}",
     ),
     CodeDoc(
         "SPK109",
@@ -195,8 +195,11 @@ CODES = [
         "duplicate deployment name",
         "Two deployments in one run share a name.",
         "Their outputs would be written to the same folder and overwrite each other.",
-        "deployment muse { ... }   # a.spark\ndeployment muse { ... }   # b.spark",
-        "deployment muse-b200 { ... }\ndeployment muse-mi355x { ... }",
+        "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n}\n"
+        "deployment muse {   # here or in another file of the run\n  model       = muse-spark-open\n"
+        "  accelerator = b300\n}",
+        "deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n}\n"
+        "deployment muse-b300 {\n  model       = muse-spark-open\n  accelerator = b300\n}",
     ),
     CodeDoc(
         "SPK110",
@@ -214,8 +217,8 @@ CODES = [
         "imported file not found",
         "An `import` names a file that does not exist. Paths are relative to the importing file.",
         _LANG,
-        'import "profile/common.spark"',
-        'import "profiles/common.spark"',
+        'import "profile/base.spark"',
+        'import "profiles/base.spark"',
     ),
     CodeDoc(
         "SPK112",
@@ -225,8 +228,8 @@ CODES = [
         "with `spark.toml`, a `pyproject.toml` with `[tool.spark]`, or `.git` (else the spec's own "
         'folder), or `--root` when given; a `root = ".."` setting can widen it (docs/configuration.md).',
         "Specs compiled in CI must not read files from outside the repository.",
-        'import "../../etc/team.spark"',
-        'import "profiles/team.spark"',
+        'import "../outside.spark"',
+        'import "profiles/base.spark"',
     ),
     CodeDoc(
         "SPK113",
@@ -234,8 +237,9 @@ CODES = [
         "import cycle",
         "A file imports itself through a chain of imports. The error is at the `import` that closes the cycle.",
         _LANG,
-        '# a.spark\nimport "b.spark"\n# b.spark\nimport "a.spark"',
-        "# move the shared profiles into common.spark, imported by both",
+        '# SPK113.fail.spark, a file that imports itself\nimport "SPK113.fail.spark"\n'
+        "# a.spark importing b.spark importing a.spark is the same error, at b.spark's import",
+        "# drop the import of itself; for a longer cycle, move the shared profiles into a file both import",
     ),
     CodeDoc(
         "SPK114",
@@ -244,8 +248,8 @@ CODES = [
         "Two profiles with one name are visible in a file: defined twice, or brought in by its "
         "imports. The error points at the second definition or at the `import` that brings it.",
         "`extends` would otherwise depend on import order.",
-        'import "team.spark"   # defines profile common\nprofile common { ... }',
-        'import "team.spark"\nprofile common-local { ... }',
+        'import "profiles/base.spark"   # defines profile base\nprofile base { }',
+        'import "profiles/base.spark"\nprofile local { }',
     ),
     CodeDoc(
         "SPK115",
@@ -253,8 +257,8 @@ CODES = [
         "unknown profile",
         "`extends` names a profile that is not defined in the file or its imports.",
         _LANG,
-        "deployment muse extends commn { ... }",
-        "deployment muse extends common { ... }",
+        "deployment muse extends bsae {\n  model       = muse-spark-open\n  accelerator = b200\n}\nprofile base { }",
+        "deployment muse extends base {\n  model       = muse-spark-open\n  accelerator = b200\n}\nprofile base { }",
     ),
     CodeDoc(
         "SPK116",
@@ -289,8 +293,8 @@ CODES = [
         "Specs are compiled in CI on every pull request: a path that would block (a FIFO waits "
         "for a writer forever), never end (`/dev/zero`) or fill memory must be refused before "
         "it is opened for reading.",
-        'import "profiles/team"   # a folder',
-        'import "profiles/team.spark"',
+        'import "profiles"   # a folder',
+        'import "profiles/base.spark"',
     ),
     CodeDoc(
         "SPK121",
@@ -336,8 +340,9 @@ CODES = [
         "Limits far beyond any real project bound the work a hostile spec can cause. `extends` "
         "is resolved once per profile and without recursion, so chains up to the limit and "
         "diamond-shaped graphs check in linear time.",
-        "profile p0 { }\nprofile p1 extends p0 { }\n# ... 999 more, each extending the one before",
-        "profile common { }\nprofile team extends common { }",
+        "profile c0 { }\nprofile c1 extends c0 { }\n# ... 998 more, each extending the one before\n"
+        "profile c1000 extends c999 { }",
+        "profile c0 { }\nprofile c1 extends c0 { }\n# ... up to c999: a chain of at most 1,000 profiles",
     ),
     CodeDoc(
         "SPK901",
