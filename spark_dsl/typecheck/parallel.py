@@ -1,0 +1,104 @@
+"""`parallel`: `auto`, or terms `tp`, `tp(N)`, `ep` and `dp(N)` combined with `+`."""
+
+from __future__ import annotations
+
+from spark_dsl.diagnostics import Fix, replacement
+from spark_dsl.schema import KeySpec
+from spark_dsl.span import Span
+from spark_dsl.syntax import ast
+from spark_dsl.typecheck.calls import call_args, count_arg
+from spark_dsl.typecheck.context import Context
+from spark_dsl.values import Parallel
+
+TERMS = ("tp", "ep", "dp")
+
+
+def read_parallel(ctx: Context, key: KeySpec, value: ast.Value) -> Parallel:
+    if isinstance(value, ast.Symbol) and value.name == "auto":
+        return Parallel(auto=True)
+    terms = value.terms if isinstance(value, ast.Combination) else (value,)
+    tp: int | None = None
+    has_tp = ep = False
+    dp: int | None = None
+    seen: set[str] = set()
+    for term in terms:
+        name, args = _term(ctx, key, value, term, seen)
+        if name == "tp":
+            has_tp = True
+            if args:
+                tp = count_arg(ctx, "tp", args[0].value)
+        elif name == "ep":
+            ep = True
+        else:
+            if not args:
+                ctx.error(
+                    "SPK121",
+                    "`dp` needs the number of data-parallel replicas",
+                    term.span,
+                    help="write e.g. `dp(2)`",
+                    fixes=(replacement("write `dp(2)`", ctx.file, term.span, "dp(2)"),),
+                )
+            dp = count_arg(ctx, "dp", args[0].value)
+    return Parallel(tp=tp, has_tp=has_tp, ep=ep, dp=dp)
+
+
+def _term(
+    ctx: Context, key: KeySpec, value: ast.Value, term: ast.Value, seen: set[str]
+) -> tuple[str, tuple[ast.Arg, ...]]:
+    """One term's name and arguments, once it is known, not repeated, and called right."""
+    args: tuple[ast.Arg, ...]
+    if isinstance(term, ast.Symbol):
+        name, args = term.name, ()
+    elif isinstance(term, ast.Call):
+        name, args = term.name.name, term.args
+    else:
+        ctx.wrong_type(key, term, "tp + ep")
+        raise AssertionError  # pragma: no cover
+    span = term.span if isinstance(term, ast.Symbol) else term.name.span
+    if name not in TERMS:
+        # Dropping a term takes its `+` with it; the terms left are a parallelism of their own.
+        without = term_removal(ctx, value, term)
+        if name == "auto":
+            ctx.error(
+                "SPK122",
+                "`auto` cannot be combined with other terms",
+                term.span,
+                help="write `parallel = auto` alone, or spell out the terms",
+                fixes=(without,) if without else (),
+            )
+        ctx.suggest(
+            "SPK122",
+            f"`{name}` is not a parallelism term",
+            span,
+            name,
+            TERMS,
+            "combine `tp`, `tp(N)`, `ep` and `dp(N)` with `+`, or write `auto`",
+            otherwise=without or ctx.rewrite("write `auto`", value, "auto"),
+        )
+    if name in seen:
+        without = term_removal(ctx, value, term)
+        ctx.error(
+            "SPK122",
+            f"`{name}` appears twice in `parallel`",
+            term.span,
+            help=f"keep one `{name}` term",
+            fixes=(without,) if without else (),
+        )
+    seen.add(name)
+    if isinstance(term, ast.Call):
+        call_args(ctx, term, {}, 1 if name != "ep" else 0)
+    return name, args
+
+
+def term_removal(ctx: Context, value: ast.Value, term: ast.Value) -> Fix | None:
+    """The fix that drops one term of a `+` combination, with the `+` beside it."""
+    if not isinstance(value, ast.Combination) or len(value.terms) < 2:
+        return None
+    terms = value.terms
+    i = terms.index(term)
+    span = (
+        Span(term.span.start, terms[i + 1].span.start)
+        if i + 1 < len(terms)
+        else Span(terms[i - 1].span.end, term.span.end)
+    )
+    return replacement(f"drop `{ctx.text[term.span.start : term.span.end]}`", ctx.file, span, "")
