@@ -1,14 +1,13 @@
 """The one table from a key's `Kind` to the reader that checks its value and returns it typed.
 
 A reader is a plain function `(context, key spec, value) -> typed value`; it reports through the
-context, which raises once the diagnostic is in the sink. A new kind is a reader module and a row
-here.
+context, which raises once the diagnostic is in the sink. A new kind is a reader, in the module of
+its family, and a row here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spark_dsl.schema import KeySpec, Kind
 from spark_dsl.syntax import ast
@@ -21,7 +20,11 @@ from spark_dsl.typecheck.strings import read_bool, read_string, read_string_list
 from spark_dsl.typecheck.symbols import read_model, read_symbol, read_symbol_list
 from spark_dsl.typecheck.volumes import read_volume
 
-Reader = Callable[[Context, KeySpec, ast.Value], Any]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    # Only a type: building the alias at run time would cost every cold start its subscriptions.
+    Reader = Callable[[Context, KeySpec, ast.Value], Any]
 
 READERS: dict[Kind, Reader] = {
     Kind.INTEGER: read_integer,
