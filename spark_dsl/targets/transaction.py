@@ -3,8 +3,9 @@
 The order, and why each step leaves the folder consistent if the process dies right after it:
 
 1. **Stage.** Every new folder is written in full beside its place, as `DIR/.spark-build-new-NAME`,
-   then all of them are synced at once (see `_sync_staged`). Nothing the manifest describes has
-   changed yet.
+   as soon as it is rendered (`stage`, so a build holds one deployment's text at a time), then all
+   of them are synced at once (see `_sync_staged`). Nothing the manifest describes has changed yet;
+   a build that stops here removes them (`discard`).
 2. **In-flight manifest.** The manifest is replaced (write a temporary file, sync, rename) by one
    that lists the new contents of every folder about to change *and*, under `previous`, the contents
    it holds now; folders about to be added or removed are listed too. From here on the manifest
@@ -51,10 +52,13 @@ _AT_FDCWD = -100
 
 @dataclass(frozen=True, slots=True)
 class Write:
-    """A deployment folder to add (`replace` False) or to replace, with its files and modes."""
+    """A staged deployment folder to add (`replace` False) or to replace, and its file names.
+
+    The files' contents are on disk in `DIR/.spark-build-new-NAME` already (`stage`), not here.
+    """
 
     name: str
-    files: dict[str, tuple[bytes, int]]
+    files: tuple[str, ...]
     replace: bool
 
 
@@ -174,13 +178,27 @@ def recover(out_dir: Path, listed: Iterable[str]) -> None:
         _remove(path)
 
 
-def _stage(out_dir: Path, write: Write) -> None:
-    """Writes a folder's new copy, not yet synced (`_sync_staged` syncs all of them)."""
-    folder = out_dir / f"{NEW}{write.name}"
+def stage(out_dir: Path, name: str, files: dict[str, tuple[bytes, int]]) -> None:
+    """Writes deployment `name`'s new folder, not yet synced (`apply` syncs all of them at once), so
+    the caller can drop the text. Call it holding the output folder's lock, after `recover`."""
+    _stage(out_dir, name, files)
+
+
+def _stage(out_dir: Path, name: str, files: dict[str, tuple[bytes, int]]) -> None:
+    folder = out_dir / f"{NEW}{name}"
     folder.mkdir(mode=0o700)
-    for file_name, (data, mode) in write.files.items():
+    for file_name, (data, mode) in files.items():
         write_file(folder / file_name, data, mode, sync=False)
     folder.chmod(0o755)
+
+
+def discard(out_dir: Path) -> None:
+    """Removes every staged folder: the build stopped before `apply` (a refusal, a renderer that
+    failed, Ctrl-C). Best effort: what is left is swept by the next build's `recover`."""
+    with suppress(OSError):
+        for path in leftovers(out_dir):
+            if path.name.startswith(NEW):
+                _remove(path)
 
 
 def _sync_staged(out_dir: Path, writes: list[Write]) -> None:
@@ -235,13 +253,12 @@ def _retire(out_dir: Path, name: str) -> None:
 
 
 def apply(out_dir: Path, change: Change) -> None:
-    """Stages, swaps and commits `change`; on any error undoes it and re-raises."""
+    """Syncs the staged folders of `change`, swaps them in and commits; on any error undoes it
+    (the staged folders removed) and re-raises."""
     swapped: list[Write] = []
     removed: list[str] = []
     in_flight = False
     try:
-        for write in change.writes:
-            _stage(out_dir, write)
         _sync_staged(out_dir, change.writes)
         write_manifest(out_dir, change.in_flight_manifest)
         in_flight = True

@@ -6,12 +6,18 @@ edited or linked, is never replaced or removed: the build stops before touching 
 the folder; `--take-over` lets it replace or remove folders spark does not own (never a symbolic
 link, never anything outside the output folder). Builds into one folder run one at a time (a lock),
 and all changes of a build happen together or not at all (see `transaction`).
+
+A build streams: `open_build` takes the lock, then each deployment is staged as soon as it is
+rendered (`Build.stage`) and only its name, source, hashes and folder state are kept, so a build's
+memory does not grow with its outputs; `Build.commit` then decides, as before anything was staged,
+whether the build may change the folder, and swaps the staged folders in or removes them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -89,6 +95,27 @@ def _mode(file_name: str) -> int:
 
 def _encoded(output: DeploymentOutput) -> dict[str, tuple[bytes, int]]:
     return {name: (text.encode("utf-8"), _mode(name)) for name, text in output.files.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What a build keeps of one rendered deployment once its text is dropped: its name, the spec's
+    path as rendered, each file's SHA-256 (in target order), the folder's state when it was
+    rendered, whether that folder holds exactly these files already, and the staged copy (if any)."""
+
+    name: str
+    source: str
+    contents: dict[str, str]
+    state: FolderState
+    same: bool
+    staged: transaction.Write | None = None
+
+
+def _seen(output: DeploymentOutput, files: dict[str, tuple[bytes, int]], state: FolderState) -> _Seen:
+    if not is_deployment_name(output.name):  # checked by SPK108 first; never a path
+        raise ValueError(f"deployment name {output.name!r} cannot name a folder")
+    contents = {f: digest(d) for f, (d, _) in files.items()}
+    return _Seen(output.name, output.source, contents, state, state.kind == "folder" and _same(state, files))
 
 
 def _same(state: FolderState, files: dict[str, tuple[bytes, int]]) -> bool:
@@ -194,8 +221,8 @@ def _clash(out_dir: Path, name: str, entry: Entry | None, source: str, scope: Sc
     )
 
 
-def _recorded_source(scope: Scope, output: DeploymentOutput, out_real: Path) -> str:
-    spec = Path(os.path.normpath(scope.root / output.source))
+def _recorded_source(scope: Scope, source: str, out_real: Path) -> str:
+    spec = Path(os.path.normpath(scope.root / source))
     return Path(os.path.relpath(spec, out_real)).as_posix()
 
 
@@ -210,7 +237,7 @@ def _carried(entry: Entry, state: FolderState) -> Entry | None:
 
 def _plan(
     out_dir: Path,
-    outputs: list[DeploymentOutput],
+    seen: list[_Seen],
     held: set[str],
     scope: Scope,
     previous: Manifest,
@@ -218,33 +245,28 @@ def _plan(
 ) -> _Plan:
     plan = _Plan()
     out_real = out_dir.resolve()
-    for output in outputs:
-        name = output.name
-        if not is_deployment_name(name):  # checked by SPK108 first; never a path
-            raise ValueError(f"deployment name {name!r} cannot name a folder")
-        files = _encoded(output)
+    for output in seen:
+        name, state = output.name, output.state
         entry = previous.entries.get(name)
-        state = look(name)
-        new = Entry(name, _recorded_source(scope, output, out_real), {f: digest(d) for f, (d, _) in files.items()})
+        new = Entry(name, _recorded_source(scope, output.source, out_real), output.contents)
         if state.kind in ("link", "other"):
             plan.blockers.append(_not_a_folder(out_dir, name, state, "replace"))
             continue
         if state.kind == "absent":
-            plan.writes.append(transaction.Write(name, files, replace=False))
+            plan.writes.append(transaction.Write(name, tuple(output.contents), replace=False))
         else:
-            same = _same(state, files)
             problem = _clash(out_dir, name, entry, new.source or "", scope) or (
-                None if same else _unowned(out_dir, name, entry, state, "replace")
+                None if output.same else _unowned(out_dir, name, entry, state, "replace")
             )
             if problem is not None:
                 plan.refusals.append(problem)
-            if same:
+            if output.same:
                 plan.keep(new)
                 continue
-            plan.writes.append(transaction.Write(name, files, replace=True))
+            plan.writes.append(transaction.Write(name, tuple(output.contents), replace=True))
         plan.keep(new, replace(new, previous=state.contents))
-        plan.report.append(f"wrote {_shown(out_dir, name)} ({', '.join(output.files)})")
-    produced = {o.name for o in outputs}
+        plan.report.append(f"wrote {_shown(out_dir, name)} ({', '.join(output.contents)})")
+    produced = {o.name for o in seen}
     for name, entry in previous.entries.items():
         if name in produced:
             continue
@@ -302,15 +324,79 @@ def _usable(out_dir: Path) -> None:
         )
 
 
-def write(
-    out_dir: Path,
-    outputs: list[DeploymentOutput],
-    held: set[str],
-    scope: Scope,
-    take_over: bool = False,
-    on_wait: Callable[[], None] | None = None,
-) -> list[str]:
-    """Writes every deployment folder and retires those no spec produces, all or nothing; returns what changed.
+def _unwritable(out_dir: Path, err: OSError) -> OutputError:
+    return OutputError(
+        [
+            Problem(
+                OUTPUT_UNWRITABLE,
+                f"cannot write {_printed(out_dir)}: {err.strerror or err}",
+                f"nothing was changed; make room or make {_printed(out_dir)} writable, then build again",
+            )
+        ]
+    )
+
+
+class Build:
+    """One build into an output folder, holding its lock: `stage` each rendered deployment, then
+    `commit`. Made by `open_build`, which removes whatever was staged if the build stops before its
+    commit (a refusal, a renderer that failed, Ctrl-C)."""
+
+    def __init__(self, out_dir: Path, previous: Manifest, take_over: bool) -> None:
+        self.out_dir = out_dir
+        self.previous = previous
+        self.take_over = take_over
+        self.seen: list[_Seen] = []
+        # The first write the disk refused: nothing more is staged, and the commit reports it
+        # unless a refusal, which says more, stops the build first.
+        self.failure: OSError | None = None
+        # A folder that must not be replaced was seen: staging more would be wasted, the build stops.
+        self.refused = False
+
+    def stage(self, output: DeploymentOutput) -> None:
+        """Writes `output`'s folder beside its place if it changes; keeps its names and hashes only."""
+        files = _encoded(output)
+        state = inspect(self.out_dir / output.name)
+        seen = _seen(output, files, state)
+        entry = self.previous.entries.get(output.name)
+        if state.kind in ("link", "other"):
+            self.refused = True
+        elif state.kind == "folder" and not seen.same and not self.take_over:
+            self.refused = self.refused or _unowned(self.out_dir, output.name, entry, state, "replace") is not None
+        if not seen.same and not self.refused and self.failure is None and state.kind in ("absent", "folder"):
+            try:
+                transaction.stage(self.out_dir, output.name, files)
+            except OSError as err:
+                self.failure = err
+            else:
+                seen = replace(seen, staged=transaction.Write(output.name, tuple(files), state.kind == "folder"))
+        self.seen.append(seen)
+
+    def commit(self, held: set[str], scope: Scope) -> list[str]:
+        """Swaps the staged folders in and retires those no spec produces, all or nothing; returns
+        what changed. Raises OutputError, having changed nothing, as `write` does."""
+        out_dir = self.out_dir
+        plan = _plan(out_dir, self.seen, held, scope, self.previous, lambda name: inspect(out_dir / name))
+        problems = plan.problems(self.take_over)
+        if problems:
+            raise OutputError(problems)
+        if self.failure is not None:
+            raise self.failure
+        staged = [s.staged for s in self.seen if s.staged is not None]
+        assert staged == plan.writes, "the commit swaps in exactly the folders staged for it"
+        final = render(plan.entries)
+        if plan.writes or plan.removals:
+            change = transaction.Change(plan.writes, plan.removals, render(plan.in_flight), final, self.previous.text)
+            transaction.apply(out_dir, change)
+        elif self.previous.text != final:
+            transaction.write_manifest(out_dir, final)
+        return plan.report
+
+
+@contextmanager
+def open_build(out_dir: Path, take_over: bool = False, on_wait: Callable[[], None] | None = None) -> Iterator[Build]:
+    """Locks `out_dir` (made if need be), reads its manifest and puts back what a killed build left,
+    for the block; any OSError in the block becomes an OutputError, and everything staged and not
+    committed is removed when the block ends.
 
     Raises OutputError, having changed nothing, when the build would touch a folder spark does not
     own, the manifest cannot be trusted, or the disk refuses a write.
@@ -321,27 +407,32 @@ def write(
         with output_lock.locked(out_dir, on_wait):
             previous = _read_manifest(out_dir)
             transaction.recover(out_dir, previous.entries)
-            plan = _plan(out_dir, outputs, held, scope, previous, lambda name: inspect(out_dir / name))
-            problems = plan.problems(take_over)
-            if problems:
-                raise OutputError(problems)
-            final = render(plan.entries)
-            if plan.writes or plan.removals:
-                change = transaction.Change(plan.writes, plan.removals, render(plan.in_flight), final, previous.text)
-                transaction.apply(out_dir, change)
-            elif previous.text != final:
-                transaction.write_manifest(out_dir, final)
-            return plan.report
+            try:
+                yield Build(out_dir, previous, take_over)
+            finally:
+                transaction.discard(out_dir)
     except OSError as err:
-        raise OutputError(
-            [
-                Problem(
-                    OUTPUT_UNWRITABLE,
-                    f"cannot write {_printed(out_dir)}: {err.strerror or err}",
-                    f"nothing was changed; make room or make {_printed(out_dir)} writable, then build again",
-                )
-            ]
-        ) from None
+        raise _unwritable(out_dir, err) from None
+
+
+def write(
+    out_dir: Path,
+    outputs: Iterable[DeploymentOutput],
+    held: set[str],
+    scope: Scope,
+    take_over: bool = False,
+    on_wait: Callable[[], None] | None = None,
+) -> list[str]:
+    """Writes every deployment folder and retires those no spec produces, all or nothing; returns what changed.
+
+    `outputs` may be a generator: each is staged and dropped before the next is asked for.
+    Raises OutputError, having changed nothing, when the build would touch a folder spark does not
+    own, the manifest cannot be trusted, or the disk refuses a write.
+    """
+    with open_build(out_dir, take_over, on_wait) as build:
+        for output in outputs:
+            build.stage(output)
+        return build.commit(held, scope)
 
 
 def _as_recovered(out_dir: Path, previous: Manifest) -> Callable[[str], FolderState]:
@@ -365,12 +456,11 @@ def check(
     _usable(out_dir)
     previous = _read_manifest(out_dir)
     look = _as_recovered(out_dir, previous)
-    plan = _plan(out_dir, outputs, held, scope, previous, look)
+    encoded = [(output, _encoded(output), look(output.name)) for output in outputs]
+    plan = _plan(out_dir, [_seen(o, files, state) for o, files, state in encoded], held, scope, previous, look)
     changes: list[Change] = []
-    for output in outputs:
+    for output, files, state in encoded:
         folder = out_dir / output.name
-        state = look(output.name)
-        files = _encoded(output)
         found = state.files or {}
         for name, (data, mode) in files.items():
             if name not in found:
