@@ -1,0 +1,54 @@
+"""`manifest.render` writes the manifest entry by entry (json.dumps with an indent was most of a
+build's peak memory); its text must stay exactly `json.dumps(..., indent=2, ensure_ascii=False)`,
+which is what every committed manifest.json holds."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from spark_dsl.targets.manifest import Entry, read, render, render_reference
+
+HASH = "0123456789abcdef" * 4
+# Every kind of character a recorded source can hold: quotes, backslashes, control characters,
+# non-ASCII, a byte that was not UTF-8 (a lone surrogate), and characters JSON escapes differently.
+AWKWARD = ['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "é", "€", "\u2028", "\udcff", "/", " ", "😀"]
+
+CASES = {
+    "no entries": [],
+    "an unknown source and no files": [Entry("a", None, None)],
+    "an empty folder": [Entry("a", "specs/a.spark", {})],
+    "in flight": [
+        Entry("b", "../specs/b.spark", {"serve.sh": HASH, "compose.yaml": HASH[::-1]}, {"serve.sh": HASH}),
+        Entry("a", "a.spark", {"job.sbatch": HASH}, {}),
+    ],
+    "awkward sources": [Entry(f"d{i}", f"x{c}y.spark", {"serve.sh": HASH}) for i, c in enumerate(AWKWARD)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_manifest_text_is_what_json_dumps_writes(case: str) -> None:
+    assert render(CASES[case]) == render_reference(CASES[case])
+
+
+def test_many_random_entries_render_as_json_dumps_does() -> None:
+    rng = random.Random(20261201)
+    names = ["serve.sh", "compose.yaml", "job.sbatch", "kubernetes.yaml", "vllm-config.yaml"]
+    entries = []
+    for i in range(300):
+        files = {n: "".join(rng.choice("0123456789abcdef") for _ in range(64)) for n in rng.sample(names, 3)}
+        previous = rng.choice([None, {}, dict(list(files.items())[:1])])
+        source = rng.choice([None, "".join(rng.choice([*AWKWARD, "a", "b", "/"]) for _ in range(8))])
+        entries.append(Entry(f"dep-{rng.randrange(10**6)}-{i}", source, files, previous))
+    assert render(entries) == render_reference(entries)
+
+
+def test_a_rendered_manifest_reads_back_to_its_entries(tmp_path) -> None:
+    # A path holds no NUL, and the manifest refuses a source with one.
+    entries = CASES["in flight"] + [e for e in CASES["awkward sources"] if "\x00" not in (e.source or "")]
+    (tmp_path / "manifest.json").write_text(render(entries), encoding="utf-8")
+    back = read(tmp_path, lambda name: None)
+    assert back.entries == {e.name: e for e in entries}
+    assert json.loads(render(entries))["version"] == 2
