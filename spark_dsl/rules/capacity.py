@@ -126,8 +126,8 @@ def _weights_culprit(plan: Plan, est: CapacityEstimate) -> tuple[Resolved | None
     "cache and activations.",
     basis="The recipe says capacity planning starts from the checkpoint; a replica this full serves "
     "very few tokens at a time.",
-    failing="accelerator = gb200\ngpus        = 4\ncheckpoint  = nvfp4\ngpu_memory_utilization = 0.78",
-    fixed="accelerator = gb200\ngpus        = 4\ncheckpoint  = nvfp4",
+    failing="accelerator   = gb200\nmax_model_len = 128K\ngpu_memory_utilization = 0.78",
+    fixed="accelerator   = gb200\nmax_model_len = 128K",
     suppressed_by=("SPK301",),
 )
 def headroom(plan: Plan) -> Iterator[Finding]:

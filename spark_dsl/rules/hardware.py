@@ -47,8 +47,8 @@ def _downgrade(plan: Plan) -> Severity | None:
     "not validate. With `allow_unvalidated = true` this is a warning.",
     basis="The recipe validates Muse Spark Open on NVIDIA Blackwell (B200, B300, GB200, GB300) and "
     "AMD MI350X/MI355X only. Other accelerators take their vendor's path, untested.",
-    failing="deployment muse {\n  model       = muse-spark-open\n  accelerator = h200\n  checkpoint  = mxfp4\n}",
-    fixed="deployment muse {\n  model       = muse-spark-open\n  accelerator = b200\n}",
+    failing="accelerator = mi300x   # AMD, known but not validated\ncheckpoint  = mxfp4",
+    fixed="accelerator = mi355x\ncheckpoint  = mxfp4",
 )
 def accelerator_validated(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.validated:

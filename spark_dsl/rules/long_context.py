@@ -31,7 +31,8 @@ def _long_context_note(plan: Plan) -> tuple[str, Resolved | None]:
     "long context on AMD needs the MXFP4 checkpoint",
     checks="On the AMD path, `max_model_len` above 32,768 with a checkpoint other than `mxfp4`.",
     basis="The recipe's one-million-token configuration on AMD is validated with Quark MXFP4 only.",
-    failing="accelerator   = mi355x\ncheckpoint    = bf16\nmax_model_len = 1M\nmax_num_seqs  = 8",
+    failing="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\n"
+    "checkpoint    = bf16-to-mxfp4   # converted at load time, not the Quark MXFP4 checkpoint",
     fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\ncheckpoint    = mxfp4",
 )
 def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:

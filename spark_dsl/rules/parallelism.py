@@ -35,7 +35,7 @@ def nodes_resolved(plan: Plan) -> Resolved:
     "the accelerator's GPUs per node), for each disaggregation pool too.",
     basis="The recipe sets TP to the GPU count: a smaller TP replicates the dense components on every "
     "rank and runs out of memory; TP never spans nodes.",
-    failing="accelerator = b200   # 8 GPUs per node\nparallel    = tp(4) + ep",
+    failing="accelerator = b200   # 8 GPUs per node\nparallel    = dp(2) + tp(4) + ep   # 8 ranks, but TP 4",
     fixed="accelerator = b200\nparallel    = tp + ep",
 )
 def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
@@ -160,8 +160,8 @@ def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
     checks="With expert parallelism, the expert-parallel size (TP x DP of the replica group) must "
     "divide the model's 256 routed experts.",
     basis="Catalog fact: vLLM splits the 256 routed experts of each layer evenly across EP ranks.",
-    failing="gpus     = 6\nparallel = tp + ep",
-    fixed="gpus     = 8\nparallel = tp + ep",
+    failing="gpus     = 4\nnodes    = 3\nparallel = dp(3) + tp + ep   # EP size 4 x 3 = 12",
+    fixed="gpus     = 4\nnodes    = 2\nparallel = dp(2) + tp + ep   # EP size 4 x 2 = 8",
 )
 def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
     experts = plan.model.architecture.routed_experts
