@@ -126,7 +126,7 @@ def warm_rates(project: Path) -> tuple[Rates, Rates]:
         assert not result.diagnostics, "benchmark specs must check clean"
         wall, cpu = time.perf_counter(), time.process_time()
         result = run(paths, project)
-        outcome = build(result.plans, result.deployment_has_errors, [], (), project)
+        outcome = build(result.plans, result.launches, result.deployment_has_errors, [], (), project)
         builds.append((len(paths) / (time.perf_counter() - wall), len(paths) / (time.process_time() - cpu)))
         assert len(outcome.outputs) == len(paths) and not outcome.diagnostics
     return _median(checks), _median(builds)

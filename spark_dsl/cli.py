@@ -418,10 +418,11 @@ def plan(
             if unknown:
                 _usage(f"no deployment named {', '.join(unknown)} in {', '.join(paths)}")
             plans = [p for p in plans if p.name in names]
+        planned = result.planned(plans)
         try:
-            plans = plan_formats.on_node(plans, node)
+            planned = plan_formats.on_node(planned, node)
             if fmt in ("shell", "mermaid"):
-                sys.stdout.write(plan_formats.shell(plans, node) if fmt == "shell" else plan_formats.draw(plans))
+                sys.stdout.write(plan_formats.shell(planned, node) if fmt == "shell" else plan_formats.draw(planned))
         except plan_formats.PlanUsageError as err:
             _usage(str(err))
         except plan_formats.NothingToRun as err:
@@ -438,14 +439,14 @@ def plan(
             from spark_dsl.render.plan import render_json
 
             doc = diagnostics_document([s.name for s in result.files], result.diagnostics, result.sources)
-            sys.stdout.write(render_json(plans, doc, result.sources))
+            sys.stdout.write(render_json(planned, doc, result.sources))
         else:
             from spark_dsl.render.plan import render_text
 
-            sys.stdout.write(render_text(plans, result.sources))
+            sys.stdout.write(render_text(planned, result.sources))
             if result.diagnostics:
                 emit_diagnostics(result, "text", no_color)
-        rejected = _verify_with_local_vllm(plans, vllm_python) if verify_vllm else 0
+        rejected = _verify_with_local_vllm(planned, vllm_python) if verify_vllm else 0
     except Exception as err:
         _internal_failure(err)
     sys.exit(EXIT_ERRORS if rejected else exit_code(result, ()))
@@ -471,7 +472,7 @@ def _verify_with_local_vllm(plans: list[Any], vllm_python: Path | None) -> int:
     """Parses every launch with the user's vLLM; reports rejections on stderr, returns their count."""
     from spark_dsl.vllm_verify import VllmVerifyError, verify_with_vllm
 
-    launches = [(p, launch) for p in plans for launch in p.launches if launch.argv[:2] == ("vllm", "serve")]
+    launches = [(p, launch) for p, each in plans for launch in each if launch.argv[:2] == ("vllm", "serve")]
     python = _vllm_interpreter(vllm_python)
     try:
         verdicts = verify_with_vllm([launch.argv for _, launch in launches], python=python, expect_version=None)
@@ -488,24 +489,6 @@ def _verify_with_local_vllm(plans: list[Any], vllm_python: Path | None) -> int:
             )
     click.echo(f"vLLM at {python}: {len(launches) - rejected} of {len(launches)} launches accepted", err=True)
     return rejected
-
-
-def _add_build_diagnostics(result: Any, found: list[Any]) -> None:
-    """The build's own diagnostics join the run's, in file order; `ignore[...]` silences infos."""
-    from spark_dsl.diagnostics import Severity
-    from spark_dsl.pipeline import ignored_codes
-
-    for diagnostic in found:
-        loc = diagnostic.location
-        source = result.sources.get(loc.file) if loc is not None else None
-        if diagnostic.severity is Severity.INFO and source is not None:
-            line, _ = source.index.position(loc.span.start)
-            silenced = ignored_codes(source)
-            if diagnostic.code in silenced.get(line, set()) | silenced.get(line - 1, set()):
-                continue
-        result.diagnostics.append(diagnostic)
-    order = {name: i for i, name in enumerate(result.sources)}
-    result.diagnostics.sort(key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key))
 
 
 def _build_scope(result: Any, paths: tuple[str, ...], root: Path) -> Any:
@@ -609,12 +592,19 @@ def build(
             {d.name for d in result.deployments if result.deployment_has_errors(d.name)} | current().left_out
         )
         forced = tuple(dict.fromkeys(targets))
-        outcome = render_outputs(result.plans, result.deployment_has_errors, failing, forced, root)
-        _add_build_diagnostics(result, outcome.diagnostics)
-        scope = _build_scope(result, paths, root)
+
+        def render(each: Any = None) -> tuple[Any, Any]:
+            """Every output (handed to `each` as it is rendered, if given); the scope once all are."""
+            outcome = render_outputs(
+                result.plans, result.launches, result.deployment_has_errors, failing, forced, root, each
+            )
+            result.add_build_diagnostics(outcome.diagnostics)
+            return outcome, _build_scope(result, paths, root)
+
         if check or show_diff:
             from spark_dsl.targets import stale
 
+            outcome, scope = render()
             try:
                 changes, problems = writer.check(out_dir, outcome.outputs, outcome.held, scope, take_over)
             except writer.OutputError as err:
@@ -630,16 +620,19 @@ def build(
                 stream.writelines(f"would change {change}\n" for change in changes)
             _report_output_problems(problems)
             sys.exit(EXIT_ERRORS if changes or problems else exit_code(result, deny))
-        try:
-            report = writer.write(
+        rendered = False
+        try:  # each deployment is staged as it is rendered, so only its names and hashes stay in memory
+            with writer.open_build(
                 out_dir,
-                outcome.outputs,
-                outcome.held,
-                scope,
                 take_over,
                 on_wait=lambda: click.echo(f"spark: waiting for another build of {out_dir} to finish", err=True),
-            )
+            ) as staging:
+                outcome, scope = render(staging.stage)
+                rendered = True
+                report = staging.commit(outcome.held, scope)
         except writer.OutputError as err:
+            if not rendered:  # the output folder stopped the build first: its diagnostics still count
+                render()
             emit_diagnostics(result, fmt, no_color, output_errors=len(err.problems))
             _report_output_problems(err.problems)
             sys.exit(EXIT_ERRORS)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from spark_dsl.diagnostics import Diagnostic, DiagnosticSink, Note, Severity
 from spark_dsl.loader import Loader, ResolvedDeployment, SourceFile
-from spark_dsl.plan.model import Plan
+from spark_dsl.plan.model import Launch, Plan, Planned
 from spark_dsl.project import Projects
 from spark_dsl.span import Location
 
@@ -27,6 +27,9 @@ class RunResult:
     diagnostics: list[Diagnostic]
     sources: dict[str, SourceFile] = field(default_factory=dict)
     plans: list[Plan] = field(default_factory=list)
+    # Each plan whose rules passed, with the processes its targets run (a separate value: the plan
+    # is what was decided, the launches what is run).
+    launches: dict[Plan, tuple[Launch, ...]] = field(default_factory=dict)
     # The projects the run's files belong to, with their settings (spark_dsl.project).
     projects: Projects = field(default_factory=Projects)
     # Indexes for the questions asked once per deployment (a build asks both of every one), so
@@ -52,6 +55,24 @@ class RunResult:
             )
             self._names_with_errors = (*key, names)
         return name in self._names_with_errors[2]
+
+    def planned(self, plans: list[Plan] | None = None) -> list[Planned]:
+        """Each plan (all of the run's unless given) with its launches: none where it has errors."""
+        return [Planned(p, self.launches.get(p, ())) for p in (self.plans if plans is None else plans)]
+
+    def add_build_diagnostics(self, found: list[Diagnostic]) -> None:
+        """A build's own diagnostics join the run's, in file order, after the same `ignore[...]`
+        comments: they silence a build's infos (an error stops the build whatever a comment says)."""
+        for diagnostic in found:
+            loc = diagnostic.location
+            source = self.sources.get(loc.file) if loc is not None else None
+            if diagnostic.severity is Severity.INFO and source is not None and loc is not None:
+                line, _ = source.index.position(loc.span.start)
+                silenced = ignored_codes(source)
+                if diagnostic.code in silenced.get(line, set()) | silenced.get(line - 1, set()):
+                    continue
+            self.diagnostics.append(diagnostic)
+        _in_file_order(self.diagnostics, self.sources)
 
     @property
     def has_errors(self) -> bool:
@@ -164,17 +185,29 @@ def _run(
         files.append(source)
         deployments.extend(loader.deployments(source))
     _check_unique_names(deployments, sink)
-    plans = [plan for dep in deployments if (plan := plan_deployment(dep, sink)) is not None]
+    plans: list[Plan] = []
+    launches: dict[Plan, tuple[Launch, ...]] = {}
+    for dep in deployments:
+        planned = plan_deployment(dep, sink)
+        if planned is not None:
+            plans.append(planned[0])
+            if planned[1] is not None:
+                launches[planned[0]] = planned[1]
     sources: dict[str, SourceFile] = {}
     for each in loaders.values():
         for source in each.files.values():
             sources.setdefault(source.name, source)
     diagnostics = _checked_ignores(sink.items, files, sources, plans)
     diagnostics = _apply_settings(diagnostics, sources, projects)
+    _in_file_order(diagnostics, sources)
+    sources = {**_configuration_sources(projects, diagnostics), **sources}
+    return RunResult(files, deployments, _dedupe(diagnostics), sources, plans, launches, projects)
+
+
+def _in_file_order(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> None:
+    """Sorted by the order the run read the files, then by place and code within one."""
     order = {name: i for i, name in enumerate(sources)}
     diagnostics.sort(key=lambda d: (order.get(d.location.file, -1) if d.location else -1, d.sort_key))
-    sources = {**_configuration_sources(projects, diagnostics), **sources}
-    return RunResult(files, deployments, _dedupe(diagnostics), sources, plans, projects)
 
 
 def _apply_settings(
@@ -201,9 +234,8 @@ def _configuration_sources(projects: Projects, diagnostics: list[Diagnostic]) ->
     return out
 
 
-def plan_deployment(dep: ResolvedDeployment, sink: DiagnosticSink) -> Plan | None:
-    """Resolve, estimate, check the rules and, when they pass, decide the launches."""
-    from spark_dsl.plan.capacity import estimate_all
+def plan_deployment(dep: ResolvedDeployment, sink: DiagnosticSink) -> tuple[Plan, tuple[Launch, ...] | None] | None:
+    """Resolve and estimate, check the rules and, when they pass, decide the launches."""
     from spark_dsl.plan.launches import build_launches
     from spark_dsl.plan.resolve import build_plan
     from spark_dsl.rules.table import run_rules
@@ -213,13 +245,12 @@ def plan_deployment(dep: ResolvedDeployment, sink: DiagnosticSink) -> Plan | Non
     plan = build_plan(dep)
     if plan is None:
         return None
-    plan.capacity = estimate_all(plan)
     found = run_rules(plan)
     for d in found:
         sink.add(d)
-    if not any(d.severity is Severity.ERROR for d in found):
-        plan.launches = build_launches(plan)
-    return plan
+    if any(d.severity is Severity.ERROR for d in found):
+        return plan, None
+    return plan, tuple(build_launches(plan))
 
 
 def _check_unique_names(deployments: list[ResolvedDeployment], sink: DiagnosticSink) -> None:

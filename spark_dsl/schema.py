@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
+from typing import Any
 
 from spark_dsl.units import format_duration
+from spark_dsl.values import Volume, spelled
 
 
 class Kind(StrEnum):
@@ -35,6 +37,15 @@ class Kind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class KeySpec:
+    """One key: its type, its documentation and its default.
+
+    `fallback` is the value the plan takes when the spec leaves the key out (None: no value, or
+    one computed from other settings, which `default` then describes in words). It is the one
+    definition of that default: the plan's parts, the targets, the rules and `spark plan` read
+    it, and `default`, the text docs, hover and `spark explain` show, is spelled from it unless
+    a description is given.
+    """
+
     name: str
     kind: Kind
     doc: str
@@ -42,6 +53,11 @@ class KeySpec:
     default: str = ""
     minimum: int | None = None
     maximum: int | None = None
+    fallback: Any = None
+
+    def __post_init__(self) -> None:
+        if self.fallback is not None and not self.default:
+            object.__setattr__(self, "default", _spelled_default(self.kind, self.fallback))
 
     @property
     def type_name(self) -> str:
@@ -68,6 +84,12 @@ class BlockSpec:
     map_of: Kind | None = None
 
 
+def _spelled_default(kind: Kind, value: Any) -> str:
+    if kind is Kind.DURATION:
+        return format_duration(value)
+    return spelled(value)
+
+
 def _keys(*specs: KeySpec) -> dict[str, KeySpec]:
     return {s.name: s for s in specs}
 
@@ -84,7 +106,7 @@ def _pool(name: str) -> BlockSpec:
         name,
         f"the {name} pool of a disaggregated deployment",
         keys=_keys(
-            KeySpec("nodes", Kind.INTEGER, f"nodes in the {name} pool", default="1", minimum=1),
+            KeySpec("nodes", Kind.INTEGER, f"nodes in the {name} pool", fallback=1, minimum=1),
             KeySpec(
                 "parallel",
                 Kind.PARALLEL,
@@ -109,10 +131,11 @@ def _targets() -> dict[str, BlockSpec]:
                     Kind.SYMBOL,
                     "restart policy",
                     symbols=("no", "always", "on-failure", "unless-stopped"),
-                    default="unless-stopped",
+                    fallback="unless-stopped",
                 ),
                 KeySpec("model_cache", Kind.STRING, "host path for the model cache", default="a named volume"),
-                KeySpec("start_period", Kind.DURATION, "health-check start period", default="30m"),
+                # Long enough to load an 816B checkpoint from a warm cache.
+                KeySpec("start_period", Kind.DURATION, "health-check start period", fallback=30 * 60),
             ),
         ),
         "slurm": BlockSpec(
@@ -122,36 +145,36 @@ def _targets() -> dict[str, BlockSpec]:
                 KeySpec("partition", Kind.STRING, "Slurm partition"),
                 KeySpec("account", Kind.STRING, "Slurm account"),
                 KeySpec("qos", Kind.STRING, "Slurm quality of service"),
-                KeySpec("time", Kind.DURATION, "time limit", default=format_duration(SLURM_DEFAULT_TIME)),
+                KeySpec("time", Kind.DURATION, "time limit", fallback=SLURM_DEFAULT_TIME),
                 KeySpec(
                     "container",
                     Kind.SYMBOL,
                     "container runtime",
                     symbols=("pyxis", "apptainer", "none"),
-                    default="none",
+                    fallback="none",
                 ),
-                KeySpec("output", Kind.STRING, "job output file", default="logs/%x-%j.out"),
-                KeySpec("ready_timeout", Kind.DURATION, "how long to wait for /health", default="45m"),
+                KeySpec("output", Kind.STRING, "job output file", fallback="logs/%x-%j.out"),
+                KeySpec("ready_timeout", Kind.DURATION, "how long to wait for /health", fallback=45 * 60),
             ),
         ),
         "kubernetes": BlockSpec(
             "kubernetes",
             "Kubernetes objects, `kubernetes.yaml`",
             keys=_keys(
-                KeySpec("namespace", Kind.STRING, "namespace of every object", default="default"),
-                KeySpec("replicas", Kind.INTEGER, "replicas of the deployment", default="1", minimum=0),
+                KeySpec("namespace", Kind.STRING, "namespace of every object", fallback="default"),
+                KeySpec("replicas", Kind.INTEGER, "replicas of the deployment", fallback=1, minimum=0),
                 KeySpec(
                     "service_type",
                     Kind.SYMBOL,
                     "Service type",
                     symbols=("ClusterIP", "NodePort", "LoadBalancer"),
-                    default="ClusterIP",
+                    fallback="ClusterIP",
                 ),
                 KeySpec(
                     "model_cache",
                     Kind.VOLUME,
                     'model cache volume: `pvc("name")`, `hostpath("/path")` or `emptydir`',
-                    default="emptydir",
+                    fallback=Volume("emptydir"),
                 ),
                 KeySpec(
                     "cache_size",
@@ -174,7 +197,7 @@ def _targets() -> dict[str, BlockSpec]:
                     "rdma_resource",
                     Kind.STRING,
                     "device-plugin resource of the RDMA NICs (`fabric = infiniband` or `roce`)",
-                    default="rdma/rdma_shared_device_a",
+                    fallback="rdma/rdma_shared_device_a",
                 ),
                 KeySpec(
                     "rdma_devices",
@@ -215,7 +238,7 @@ def deployment_schema() -> BlockSpec:
             KeySpec(
                 "gpus", Kind.INTEGER, "GPUs used on each node", default="the accelerator's GPUs per node", minimum=1
             ),
-            KeySpec("nodes", Kind.INTEGER, "nodes", default="1", minimum=1),
+            KeySpec("nodes", Kind.INTEGER, "nodes", fallback=1, minimum=1),
             KeySpec(
                 "checkpoint", Kind.SYMBOL, "which weights", symbols=cat.recipe.checkpoints, default="by recipe path"
             ),
@@ -248,7 +271,7 @@ def deployment_schema() -> BlockSpec:
                 Kind.SYMBOL,
                 "KV cache precision",
                 symbols=tuple(cat.recipe.kv_cache_dtypes),
-                default="auto",
+                fallback="auto",
             ),
             KeySpec(
                 "modalities", Kind.SYMBOL_LIST, "input modalities served", symbols=MODALITIES, default="by recipe path"
@@ -266,7 +289,7 @@ def deployment_schema() -> BlockSpec:
                 "allow_unvalidated",
                 Kind.BOOL,
                 "turn 'not a validated configuration' errors into warnings",
-                default="false",
+                fallback=False,
             ),
         ),
         blocks={
@@ -282,7 +305,7 @@ def deployment_schema() -> BlockSpec:
                 "serve",
                 "the API server's own settings",
                 keys=_keys(
-                    KeySpec("port", Kind.INTEGER, "API port", default="8000", minimum=1, maximum=65535),
+                    KeySpec("port", Kind.INTEGER, "API port", fallback=cat.recipe.ports.api, minimum=1, maximum=65535),
                     KeySpec("host", Kind.STRING, "address to bind"),
                     KeySpec("served_model_name", Kind.STRING, "model name clients use"),
                     KeySpec("api_key", Kind.SECRET, "API key: `secret(...)` or `env(...)`"),
@@ -318,15 +341,16 @@ def deployment_schema() -> BlockSpec:
                         Kind.BOOL,
                         "download the checkpoint (and draft) once, before any launch",
                         default="false: vLLM downloads on start",
+                        fallback=False,
                     ),
-                    KeySpec("download_timeout", Kind.DURATION, "time budget of the download step", default="2h"),
+                    KeySpec("download_timeout", Kind.DURATION, "time budget of the download step", fallback=2 * 3600),
                 ),
             ),
             "disaggregation": BlockSpec(
                 "disaggregation",
                 "prefill/decode disaggregation",
                 keys=_keys(
-                    KeySpec("connector", Kind.SYMBOL, "KV transfer connector", symbols=("nixl",), default="nixl")
+                    KeySpec("connector", Kind.SYMBOL, "KV transfer connector", symbols=("nixl",), fallback="nixl")
                 ),
                 blocks={"prefill": _pool("prefill"), "decode": _pool("decode")},
             ),

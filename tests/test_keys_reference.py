@@ -165,7 +165,7 @@ def _outputs(tmp_path: Path, base: str, sample: list[str]) -> dict[str, str]:
     result = run([spec], tmp_path)
     errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity is Severity.ERROR]
     assert errors == [], f"{sample}: {errors}"
-    outcome = build(result.plans, result.deployment_has_errors, [], (), tmp_path)
+    outcome = build(result.plans, result.launches, result.deployment_has_errors, [], (), tmp_path)
     errors = [f"{d.code} {d.message}" for d in outcome.diagnostics if d.severity is Severity.ERROR]
     assert errors == [], f"{sample}: {errors}"
     (output,) = outcome.outputs

@@ -47,13 +47,13 @@ def test_nvidia_defaults(project: Project, key: str, value: Any) -> None:
 
 
 def test_nvidia_leaves_attention_context_and_runner_to_vllm(project: Project) -> None:
-    plan, _ = plan_of(project, "", "gb300")
+    plan, result = plan_of(project, "", "gb300")
     for key in ("attention", "max_model_len", "model_runner"):
         assert key not in plan.settings
-    argv = " ".join(plan.launches[0].argv)
+    argv = " ".join(result.launches[plan][0].argv)
     for flag in ("--attention-backend", "--max-model-len", "--language-model-only", "--limit-mm-per-prompt"):
         assert flag not in argv
-    assert "VLLM_USE_V2_MODEL_RUNNER" not in dict(plan.launches[0].env)
+    assert "VLLM_USE_V2_MODEL_RUNNER" not in dict(result.launches[plan][0].env)
     assert plan.settings["gpus"].value == 4 and "--tensor-parallel-size 4" in argv
 
 
@@ -79,8 +79,8 @@ def test_amd_defaults(project: Project, key: str, value: Any) -> None:
 
 
 def test_amd_launch_spells_every_default(project: Project) -> None:
-    plan, _ = plan_of(project, "")
-    (launch,) = plan.launches
+    plan, result = plan_of(project, "")
+    (launch,) = result.launches[plan]
     assert launch.argv == (
         "vllm",
         "serve",
@@ -143,8 +143,8 @@ def test_adaptive_dspark_defaults_to_triton_on_amd(project: Project) -> None:
     plan, result = plan_of(project, "  speculative = dspark(adaptive)\n")
     assert result.diagnostics == []
     assert shown(plan, "attention") == "triton"
-    assert "TRITON_ATTN" in plan.launches[0].argv
-    spec = plan.launches[0].argv[plan.launches[0].argv.index("--speculative-config") + 1]
+    assert "TRITON_ATTN" in result.launches[plan][0].argv
+    spec = result.launches[plan][0].argv[result.launches[plan][0].argv.index("--speculative-config") + 1]
     assert spec == (
         '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark",'
         '"num_speculative_tokens":7,"enable_adaptive_verification":true}'
@@ -152,13 +152,13 @@ def test_adaptive_dspark_defaults_to_triton_on_amd(project: Project) -> None:
 
 
 def test_explicit_attention_auto_emits_nothing(project: Project) -> None:
-    plan, _ = plan_of(project, "  attention = auto\n")
-    assert "--attention-backend" not in plan.launches[0].argv
+    plan, result = plan_of(project, "  attention = auto\n")
+    assert "--attention-backend" not in result.launches[plan][0].argv
 
 
 def test_load_time_conversion_on_amd_is_an_environment_switch(project: Project) -> None:
-    plan, _ = plan_of(project, "  checkpoint = bf16-to-mxfp4\n")
-    (launch,) = plan.launches
+    plan, result = plan_of(project, "  checkpoint = bf16-to-mxfp4\n")
+    (launch,) = result.launches[plan]
     assert launch.argv[2] == "meta-models/Muse-Spark-Open-816B-A42B"
     assert "--quantization" not in launch.argv
     assert dict(launch.env)["VLLM_ROCM_MUSE_MOE_ONLINE_QUANT"] == "mxfp4"

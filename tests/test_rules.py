@@ -162,7 +162,7 @@ def test_weights_that_fit_but_not_with_the_draft_still_fail(project: Project) ->
     codes = by_code(result)
     assert set(codes) == {"SPK302", "SPK303"} and codes["SPK303"].severity is Severity.ERROR
     assert "nothing is left after weights and draft model (543.6 GB of 537.6 GB)" in codes["SPK303"].message
-    assert result.plans[0].launches == []
+    assert result.planned()[0].launches == ()
 
 
 def test_extra_args_cannot_set_a_managed_flag_under_any_alias(project: Project) -> None:

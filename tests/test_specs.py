@@ -44,15 +44,15 @@ def test_every_spec_says_which_recipe_statement_it_realizes() -> None:
 
 
 def test_every_launch_uses_only_known_flags(result: Any) -> None:
-    launches = [launch for plan in result.plans for launch in plan.launches if launch.argv[0] == "vllm"]
+    launches = [launch for _, each in result.planned() for launch in each if launch.argv[0] == "vllm"]
     assert len(launches) >= 15
     for launch in launches:
         assert check_argv(list(launch.argv)) == [], launch.argv
 
 
 def test_secrets_never_reach_argv_or_env(result: Any) -> None:
-    for plan in result.plans:
-        for launch in plan.launches:
+    for _, launches in result.planned():
+        for launch in launches:
             text = json.dumps([launch.argv, launch.env])
             assert "vllm-api-key" not in text and "hf-token" not in text
 
@@ -61,4 +61,5 @@ def test_secrets_never_reach_argv_or_env(result: Any) -> None:
 def test_plan_json_snapshot(result: Any, name: str, snapshot: Any) -> None:
     plan = result.plan(name)
     assert plan is not None
-    assert plan_dict(plan, result.sources) == snapshot
+    (planned,) = result.planned([plan])
+    assert plan_dict(planned, result.sources) == snapshot

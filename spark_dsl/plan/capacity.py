@@ -28,7 +28,7 @@ def estimate(plan: Plan, pool: Pool) -> CapacityEstimate | None:
     )
 
 
-def estimate_all(plan: Plan) -> list[CapacityEstimate]:
+def estimate_all(plan: Plan) -> tuple[CapacityEstimate, ...]:
     """One estimate per distinct replica shape (pools with the same TP share one)."""
     out: list[CapacityEstimate] = []
     seen: set[int] = set()
@@ -39,4 +39,4 @@ def estimate_all(plan: Plan) -> list[CapacityEstimate]:
         if est is not None:
             seen.add(pool.replica_gpus)
             out.append(est)
-    return out
+    return tuple(out)

@@ -14,13 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_dsl import catalog
-from spark_dsl.plan.model import RECIPE_DEFAULT, Plan, Resolved
-from spark_dsl.schema import BlockSpec, KeySpec, Kind, deployment_schema
+from spark_dsl.plan.model import DEFAULT, RECIPE_DEFAULT, Block, Plan, Resolved
+from spark_dsl.schema import KeySpec, Kind, deployment_schema
 from spark_dsl.span import Location
-from spark_dsl.units import DURATION_UNITS, SIZE_UNITS
-from spark_dsl.values import TypedBody
 
-DEFAULT = "default"
 VLLM_DEFAULT = "vLLM default"
 # The plan's own keys, in the order people read them (RULES.md's order of decisions).
 SETTING_ORDER = (
@@ -117,50 +114,45 @@ def _vllm_defaults(plan: Plan) -> dict[str, InEffect]:
 
 
 def _block_settings(plan: Plan) -> Iterator[InEffect]:
-    schema = deployment_schema()
-    body = plan.deployment.body
     for name in BLOCK_ORDER:
-        block = body.block(name)
-        if name == "disaggregation":
-            if block is not None:
-                yield from _disaggregation(plan, block, schema.blocks[name])
-            continue
         if name == "workload":
             continue  # concurrency and goal are plan settings already
-        yield from _keys(plan, name, schema.blocks[name], block)
-    target_specs = schema.blocks["target"].labels or {}
-    for kind, target in sorted(body.labelled("target").items()):
-        spec = target_specs.get(kind)
-        if spec is not None:
-            yield from _keys(plan, f"target.{kind}", spec, target)
+        block = plan.spec.block(name)
+        if name == "disaggregation":
+            if block.declared:
+                yield from _disaggregation(plan, block)
+            continue
+        yield from _keys(plan, name, block)
+    for kind, target in sorted(plan.targets.items()):
+        yield from _keys(plan, f"target.{kind}", target)
 
 
-def _keys(plan: Plan, prefix: str, spec: BlockSpec, body: TypedBody | None) -> Iterator[InEffect]:
+def _keys(plan: Plan, prefix: str, block: Block) -> Iterator[InEffect]:
+    spec = block.spec
     for key, key_spec in spec.keys.items():
         dotted = f"{prefix}.{key}"
         if dotted in SHOWN_BY_PLAN:
             continue
-        setting = body.get(key) if body is not None else None
+        setting = block.setting(key)
         if setting is not None:
             r = Resolved.from_setting(setting)
             yield InEffect(dotted, r.value, r.origin, r.location, key_spec.kind)
             continue
         applies = _APPLIES.get(dotted)
-        if applies is not None and not applies(plan, body):
+        if applies is not None and not applies(plan, block):
             continue  # a default that only matters with another setting
-        found = _default(plan, dotted, key_spec, body)
+        found = _default(plan, dotted, key_spec, block)
         if found is not None:
             yield found
     for name, nested in spec.blocks.items():
-        inner = body.block(name) if body is not None else None
         if nested.map_of is not None:
-            for key, setting in sorted((inner.settings if inner is not None else {}).items()):
+            for key, setting in sorted(block.block(name).entries().items()):
                 r = Resolved.from_setting(setting)
                 yield InEffect(f"{prefix}.{name}.{key}", r.value, r.origin, r.location, nested.map_of)
 
 
-def _disaggregation(plan: Plan, body: TypedBody, spec: BlockSpec) -> Iterator[InEffect]:
-    yield from _keys(plan, "disaggregation", spec, body)
+def _disaggregation(plan: Plan, block: Block) -> Iterator[InEffect]:
+    yield from _keys(plan, "disaggregation", block)
     for pool in plan.pools:
         nodes = pool.nodes_setting or Resolved(pool.nodes, DEFAULT)
         prefix = f"disaggregation.{pool.role}"
@@ -170,69 +162,32 @@ def _disaggregation(plan: Plan, body: TypedBody, spec: BlockSpec) -> Iterator[In
         yield InEffect(f"{prefix}.parallel", parallel.value, origin, parallel.location, Kind.PARALLEL)
 
 
-def _default(plan: Plan, dotted: str, spec: KeySpec, body: TypedBody | None) -> InEffect | None:
+def _default(plan: Plan, dotted: str, spec: KeySpec, block: Block) -> InEffect | None:
     computed = _COMPUTED.get(dotted)
     if computed is not None:
-        value, origin = computed(plan, body)
+        value, origin = computed(plan, block)
         return InEffect(dotted, value, origin, None, spec.kind)
+    if spec.fallback is not None:
+        return InEffect(dotted, spec.fallback, DEFAULT, None, spec.kind)
     if not spec.default:
         return None  # nothing in effect: the key is simply not used
-    literal = _literal(spec)
-    if literal is not None:
-        return InEffect(dotted, literal, DEFAULT, None, spec.kind)
     return InEffect(dotted, spec.default, DEFAULT, None, spec.kind, described=True)
-
-
-def _literal(spec: KeySpec) -> Any:
-    """The schema's default as a value of the key's kind, or None when it is a description."""
-    text = spec.default.split(":", 1)[0].strip()  # "false: vLLM downloads on start" -> "false"
-    if spec.kind in (Kind.INTEGER, Kind.COUNT) and text.isdigit():
-        return int(text)
-    if spec.kind is Kind.BOOL and text in ("true", "false"):
-        return text == "true"
-    if spec.kind is Kind.SYMBOL and text in spec.symbols:
-        return text
-    if spec.kind is Kind.DURATION:
-        return _duration(text)
-    if spec.kind is Kind.SIZE:
-        unit = text.lstrip("0123456789")
-        number = text[: len(text) - len(unit)]
-        return int(number) * SIZE_UNITS[unit] if number and unit in SIZE_UNITS else None
-    if spec.kind is Kind.STRING and text and " " not in text and "`" not in text:
-        return text
-    if spec.kind is Kind.VOLUME and text == "emptydir":
-        from spark_dsl.values import Volume
-
-        return Volume("emptydir")
-    return None
-
-
-def _duration(text: str) -> int | None:
-    total, number = 0, ""
-    for ch in text:
-        if ch.isdigit():
-            number += ch
-        elif ch in DURATION_UNITS and number:
-            total, number = total + int(number) * DURATION_UNITS[ch], ""
-        else:
-            return None
-    return total if text and not number else None
 
 
 # ---- defaults that depend on other settings: the values the targets compute ------------------
 
 
-def _api_port(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+def _api_port(plan: Plan, _block: Block) -> tuple[Any, str]:
     from spark_dsl.plan.launches import api_port
 
     return api_port(plan), RECIPE_DEFAULT
 
 
-def _image(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+def _image(plan: Plan, _block: Block) -> tuple[Any, str]:
     return catalog.load().image(plan.accelerator.vendor), f"{RECIPE_DEFAULT} (vLLM's image for {plan.path})"
 
 
-def _project(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+def _project(plan: Plan, _block: Block) -> tuple[Any, str]:
     return plan.name, f"{DEFAULT}: the deployment name"
 
 
@@ -240,62 +195,60 @@ def _gpus(plan: Plan) -> int:
     return int(plan.value("gpus"))
 
 
-def _cpu(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+def _cpu(plan: Plan, _block: Block) -> tuple[Any, str]:
     from spark_dsl.targets.pod_resources import CPU_PER_GPU
 
     return CPU_PER_GPU * _gpus(plan), f"{DEFAULT}: {CPU_PER_GPU} per GPU"
 
 
-def _memory(plan: Plan, _body: TypedBody | None) -> tuple[Any, str]:
+def _memory(plan: Plan, _block: Block) -> tuple[Any, str]:
     from spark_dsl.targets.pod_resources import MEMORY_PER_GPU
 
-    runtime = plan.deployment.body.block("runtime")
-    shm = int(runtime.value("shm_size") or 0) if runtime is not None else 0
+    shm = int(plan.runtime.value("shm_size") or 0)
     return MEMORY_PER_GPU * _gpus(plan) + shm, f"{DEFAULT}: 16GiB per GPU + runtime.shm_size"
 
 
-def _ephemeral_storage(plan: Plan, body: TypedBody | None) -> tuple[Any, str]:
+def _ephemeral_storage(plan: Plan, block: Block) -> tuple[Any, str]:
     from spark_dsl.plan.weights import staging
     from spark_dsl.targets.pod_resources import SMALL_EPHEMERAL_STORAGE, emptydir_size
 
-    cache = body.value("model_cache") if body is not None else None
-    if cache is None or cache.kind == "emptydir":
+    cache = block.value("model_cache")
+    if cache.kind == "emptydir":
         return emptydir_size(staging(plan)), f"{DEFAULT}: the download's size (model_cache = emptydir)"
     return SMALL_EPHEMERAL_STORAGE, DEFAULT
 
 
-_COMPUTED: dict[str, Callable[[Plan, TypedBody | None], tuple[Any, str]]] = {
+_COMPUTED: dict[str, Callable[[Plan, Block], tuple[Any, str]]] = {
     "serve.port": _api_port,
     "runtime.image": _image,
     "target.compose.project": _project,
     "target.kubernetes.cpu": _cpu,
     "target.kubernetes.memory": _memory,
     "target.kubernetes.ephemeral_storage": _ephemeral_storage,
-    "target.kubernetes.rdma_devices": lambda plan, _body: (_gpus(plan), f"{DEFAULT}: one per GPU"),
+    "target.kubernetes.rdma_devices": lambda plan, _block: (_gpus(plan), f"{DEFAULT}: one per GPU"),
 }
 
 
-def _claim(_plan: Plan, body: TypedBody | None) -> bool:
-    cache = body.value("model_cache") if body is not None else None
-    return cache is not None and cache.kind == "pvc"
+def _claim(_plan: Plan, block: Block) -> bool:
+    return bool(block.value("model_cache").kind == "pvc")
 
 
 def _fabric(plan: Plan) -> str | None:
-    runtime = plan.deployment.body.block("runtime")
-    return runtime.value("fabric") if runtime is not None else None
+    fabric: str | None = plan.runtime.value("fabric")
+    return fabric
 
 
-def _rdma(plan: Plan, _body: TypedBody | None) -> bool:
+def _rdma(plan: Plan, _block: Block) -> bool:
     return _fabric(plan) in ("infiniband", "roce")
 
 
-def _rdma_or_efa(plan: Plan, _body: TypedBody | None) -> bool:
+def _rdma_or_efa(plan: Plan, _block: Block) -> bool:
     return _fabric(plan) in ("infiniband", "roce", "efa")
 
 
 # Defaults shown only where they take effect: the claim's size and class with `pvc(...)`, the
 # RDMA resource with an InfiniBand or RoCE fabric, the device count with any RDMA fabric.
-_APPLIES: dict[str, Callable[[Plan, TypedBody | None], bool]] = {
+_APPLIES: dict[str, Callable[[Plan, Block], bool]] = {
     "target.kubernetes.cache_size": _claim,
     "target.kubernetes.storage_class": _claim,
     "target.kubernetes.rdma_resource": _rdma,

@@ -58,8 +58,7 @@ def _json(value: Mapping[str, object]) -> str:
 
 
 def model_id(plan: Plan) -> str:
-    runtime = plan.deployment.body.block("runtime")
-    path = runtime.value("model_path") if runtime else None
+    path = plan.runtime.value("model_path")
     if path:
         return str(path)
     assert plan.checkpoint is not None
@@ -67,9 +66,7 @@ def model_id(plan: Plan) -> str:
 
 
 def api_port(plan: Plan) -> int:
-    serve = plan.deployment.body.block("serve")
-    port = serve.value("port") if serve else None
-    return int(port or catalog.load().recipe.ports.api)
+    return int(plan.serve.value("port"))
 
 
 class LaunchBuilder:
@@ -78,8 +75,8 @@ class LaunchBuilder:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.ports = catalog.load().recipe.ports
-        self.serve = plan.deployment.body.block("serve")
-        self.runtime = plan.deployment.body.block("runtime")
+        self.serve = plan.serve
+        self.runtime = plan.runtime
 
     def build(self) -> list[Launch]:
         launches: list[Launch] = []
@@ -104,10 +101,10 @@ class LaunchBuilder:
         argv: list[str] = ["vllm", "serve", model_id(plan)]
         port = self._pool_port(pool)
         if not headless:
-            name = self.serve.value("served_model_name") if self.serve else None
+            name = self.serve.value("served_model_name")
             if name:
                 argv += ["--served-model-name", name]
-            host = self.serve.value("host") if self.serve else None
+            host = self.serve.value("host")
             if host:
                 argv += ["--host", host]
             argv += ["--port", str(port)]
@@ -139,8 +136,7 @@ class LaunchBuilder:
         argv += self._speculative(plan.value("speculative"))
         if pool.role in KV_ROLES:
             argv += ["--kv-transfer-config", _json({"kv_connector": "NixlConnector", "kv_role": KV_ROLES[pool.role]})]
-        if self.serve is not None:
-            argv += list(self.serve.value("extra_args", ()))
+        argv += list(self.serve.value("extra_args") or ())
         return Launch(
             role=pool.role,
             node_rank=pool.first_rank + offset,
@@ -198,10 +194,7 @@ class LaunchBuilder:
     def _env(self, pool: Pool, headless: bool) -> tuple[tuple[str, str], ...]:
         plan = self.plan
         env: dict[str, str] = {}
-        if self.serve is not None:
-            env_block = self.serve.block("env")
-            if env_block is not None:
-                env.update({k: s.value for k, s in env_block.settings.items()})
+        env.update(self.serve.block("env").mapping())
         if plan.value("frontend") == "rust" and not headless:
             env["VLLM_USE_RUST_FRONTEND"] = "1"
         runner = plan.value("model_runner")
@@ -211,7 +204,7 @@ class LaunchBuilder:
         quantization = plan.checkpoint.quantization if plan.checkpoint else None
         if quantization and plan.vendor.online_quantization_env is not None:
             env[plan.vendor.online_quantization_env] = quantization
-        fabric = self.runtime.value("fabric") if self.runtime is not None else None
+        fabric = self.runtime.value("fabric")
         env.update(FABRIC_ENV.get(fabric or "", {}))
         if pool.role in KV_ROLES:
             env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = NODE_ADDRESS
@@ -220,9 +213,9 @@ class LaunchBuilder:
 
     def _secrets(self, headless: bool) -> tuple[tuple[str, SecretRef], ...]:
         out: dict[str, SecretRef] = {}
-        if self.runtime is not None and self.runtime.value("hf_token") is not None:
+        if self.runtime.value("hf_token") is not None:
             out["HF_TOKEN"] = self.runtime.value("hf_token")
-        if self.serve is not None and self.serve.value("api_key") is not None and not headless:
+        if self.serve.value("api_key") is not None and not headless:
             out["VLLM_API_KEY"] = self.serve.value("api_key")
         return tuple(sorted(out.items()))
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from spark_dsl.span import Location
-from spark_dsl.values import Origin, SecretRef, Setting
+from spark_dsl.values import Origin, SecretRef, Setting, TypedBody
 
 if TYPE_CHECKING:
     from spark_dsl.catalog import Accelerator, Checkpoint, Model, Thresholds, Vendor
     from spark_dsl.loader import ResolvedDeployment
+    from spark_dsl.schema import BlockSpec
 
 RECIPE_DEFAULT = "recipe default"
 
@@ -38,6 +40,72 @@ class Resolved:
     def explicit(self) -> bool:
         """The user's own choice (in the spec or one of its profiles), not a default."""
         return self.location is not None
+
+
+DEFAULT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A block of the spec as the plan hands it on: each key's value, written or defaulted.
+
+    A key the spec leaves out takes its schema `fallback` (the one definition of each default),
+    with the origin `default`; a block the spec leaves out has no body, and its defaults still
+    apply. `setting` is only what the user (or a profile) wrote, with where.
+    """
+
+    spec: BlockSpec
+    body: TypedBody | None = None
+
+    @property
+    def declared(self) -> bool:
+        """Whether the spec (or one of its profiles) writes this block."""
+        return self.body is not None
+
+    def header(self, value: Any) -> Resolved | None:
+        """The block itself as a written value to point at (None when the spec leaves it out)."""
+        o = self.body.origin if self.body is not None else None
+        return None if o is None else Resolved.written(value, o)
+
+    def setting(self, key: str) -> Setting | None:
+        """What the spec wrote for the key, with where (None when it leaves the key out)."""
+        return None if self.body is None else self.body.settings.get(key)
+
+    def resolved(self, key: str) -> Resolved | None:
+        """The key's value with its origin: written, else the schema's default, else None."""
+        s = self.setting(key)
+        if s is not None:
+            return Resolved.from_setting(s)
+        fallback = self.spec.keys[key].fallback
+        return None if fallback is None else Resolved(fallback, DEFAULT)
+
+    def value(self, key: str) -> Any:
+        s = self.setting(key)
+        return self.spec.keys[key].fallback if s is None else s.value
+
+    def block(self, kind: str, label: str | None = None) -> Block:
+        nested = self.spec.blocks[kind]
+        spec = nested.labels[label] if label is not None and nested.labels is not None else nested
+        return Block(spec, None if self.body is None else self.body.blocks.get((kind, label)))
+
+    def labelled(self, kind: str) -> dict[str, Block]:
+        """The blocks written with a label (`target slurm { }`), by label, in written order."""
+        labels = self.spec.blocks[kind].labels or {}
+        if self.body is None:
+            return {}
+        return {
+            label: Block(labels[label], body)
+            for (k, label), body in self.body.blocks.items()
+            if k == kind and label is not None and label in labels
+        }
+
+    def entries(self) -> Mapping[str, Setting]:
+        """A map block's entries (`env { ... }`, `labels { ... }`) as written, in written order."""
+        return {} if self.body is None else self.body.settings
+
+    def mapping(self) -> dict[str, Any]:
+        """A map block's values by key, in written order."""
+        return {key: s.value for key, s in self.entries().items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +212,17 @@ class Launch:
         }
 
 
-@dataclass
+@dataclass(frozen=True, slots=True, eq=False)
 class Plan:
-    """A deployment resolved against the recipe."""
+    """A deployment resolved against the recipe: the complete, immutable hand-off to the rules, the
+    launches, the targets and the renderers.
+
+    The spec's blocks are its parts (`serve`, `runtime`, `weights`, `workload`, the declared
+    `targets`): every key written or defaulted, each default defined once in the schema. Nothing
+    after the plan reads the typed body; `deployment` stays to name the spec's file and syntax,
+    which fixes edit and headers name. Plans compare by identity (the pipeline keys each one's
+    launches by it).
+    """
 
     name: str
     deployment: ResolvedDeployment
@@ -154,12 +230,32 @@ class Plan:
     model: Model
     accelerator: Accelerator
     checkpoint: Checkpoint | None
-    settings: dict[str, Resolved]
-    pools: list[Pool] = field(default_factory=list)
+    settings: Mapping[str, Resolved]
+    spec: Block
+    pools: tuple[Pool, ...] = ()
     disaggregated: bool = False
-    capacity: list[CapacityEstimate] = field(default_factory=list)
-    launches: list[Launch] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    capacity: tuple[CapacityEstimate, ...] = ()
+
+    @property
+    def serve(self) -> Block:
+        return self.spec.block("serve")
+
+    @property
+    def runtime(self) -> Block:
+        return self.spec.block("runtime")
+
+    @property
+    def weights(self) -> Block:
+        return self.spec.block("weights")
+
+    @property
+    def targets(self) -> dict[str, Block]:
+        """The declared targets, by kind, in the order the spec writes them."""
+        return self.spec.labelled("target")
+
+    def target(self, kind: str) -> Block:
+        """The `target KIND` block, or an empty one (so its defaults apply) when not declared."""
+        return self.spec.block("target", kind)
 
     def setting(self, key: str) -> Resolved:
         return self.settings[key]
@@ -189,3 +285,10 @@ class Plan:
         from spark_dsl import catalog
 
         return catalog.load().vendor(self.path)
+
+
+class Planned(NamedTuple):
+    """A plan and the processes its targets run: none when the plan's rules found errors."""
+
+    plan: Plan
+    launches: tuple[Launch, ...]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from types import MappingProxyType
+
 from spark_dsl import catalog
 from spark_dsl.catalog import PathDefaults
 from spark_dsl.loader import ResolvedDeployment
-from spark_dsl.plan.model import RECIPE_DEFAULT, Plan, Pool, Resolved
+from spark_dsl.plan.capacity import estimate_all
+from spark_dsl.plan.model import RECIPE_DEFAULT, Block, Plan, Pool, Resolved
+from spark_dsl.schema import deployment_schema
 from spark_dsl.units import format_count
 from spark_dsl.values import Parallel, Speculative, TypedBody
 
@@ -110,7 +115,8 @@ class PlanBuilder:
             explicit = _explicit(body, key)
             if explicit is not None:
                 settings[key] = explicit
-        settings.setdefault("kv_cache_dtype", Resolved("auto", "default"))
+        spec = Block(deployment_schema(), body)
+        settings.setdefault("kv_cache_dtype", spec.resolved("kv_cache_dtype"))  # type: ignore[arg-type]
 
         workload = body.block("workload")
         concurrency = workload.value("concurrency") if workload else None
@@ -123,7 +129,8 @@ class PlanBuilder:
 
         self._parallel_and_draft(settings, path, defaults, concurrency, goal)
         self._attention(settings, path, defaults)
-
+        pools, disaggregated = self._pools(settings)
+        self._runtime(settings, accelerator.vendor, disaggregated)
         plan = Plan(
             name=self.dep.name,
             deployment=self.dep,
@@ -131,26 +138,27 @@ class PlanBuilder:
             model=model,
             accelerator=accelerator,
             checkpoint=checkpoint,
-            settings=settings,
+            settings=MappingProxyType(settings),
+            spec=spec,
+            pools=pools,
+            disaggregated=disaggregated,
         )
-        self._pools(plan)
-        self._runtime(plan)
-        return plan
+        return replace(plan, capacity=estimate_all(plan))
 
-    def _runtime(self, plan: Plan) -> None:
+    def _runtime(self, settings: dict[str, Resolved], vendor: str, disaggregated: bool) -> None:
         """The network fabric and, under P/D, the router's image: shown by `spark plan`."""
         runtime = self.body.block("runtime")
         fabric = runtime.get("fabric") if runtime else None
         if fabric is not None:
-            plan.settings["fabric"] = Resolved.from_setting(fabric)
-        if plan.disaggregated:
+            settings["fabric"] = Resolved.from_setting(fabric)
+        if disaggregated:
             chosen = runtime.get("router_image") if runtime else None
             image = runtime.get("image") if runtime else None
-            plan.settings["router_image"] = (
+            settings["router_image"] = (
                 Resolved.from_setting(chosen)
                 if chosen is not None
                 else Resolved(
-                    image.value if image is not None else self.cat.image(plan.accelerator.vendor),
+                    image.value if image is not None else self.cat.image(vendor),
                     "default: the vLLM image (runtime.router_image picks one with vllm-router)",
                 )
             )
@@ -202,28 +210,29 @@ class PlanBuilder:
         elif defaults.attention is not None:
             settings["attention"] = Resolved(defaults.attention, RECIPE_DEFAULT)
 
-    def _pools(self, plan: Plan) -> None:
-        gpus = plan.value("gpus")
-        parallel = plan.settings["parallel"]
+    def _pools(self, settings: dict[str, Resolved]) -> tuple[tuple[Pool, ...], bool]:
+        """The node pools, and whether they are a prefill/decode pair; records `nodes`."""
+        gpus = settings["gpus"].value
+        parallel = settings["parallel"]
         disagg = self.body.block("disaggregation")
         nodes = _explicit(self.body, "nodes")
         if nodes is not None:
-            plan.settings["nodes"] = nodes
+            settings["nodes"] = nodes
         if disagg is None:
             count = nodes.value if nodes else 1
-            plan.pools = [_pool("server", count, 0, parallel, gpus, nodes)]
-            plan.settings.setdefault("nodes", Resolved(1, "default"))
-            return
-        plan.disaggregated = True
+            settings.setdefault("nodes", Resolved(1, "default"))
+            return (_pool("server", count, 0, parallel, gpus, nodes),), False
+        pools = []
         rank = 0
         for role in ("prefill", "decode"):
             block = disagg.block(role)
             pool_nodes = _explicit(block, "nodes") if block else None
             pool_parallel = (_explicit(block, "parallel") if block else None) or parallel
             count = pool_nodes.value if pool_nodes else 1
-            plan.pools.append(_pool(role, count, rank, pool_parallel, gpus, pool_nodes))
+            pools.append(_pool(role, count, rank, pool_parallel, gpus, pool_nodes))
             rank += count
-        plan.settings.setdefault("nodes", Resolved(rank, "sum of the disaggregation pools"))
+        settings.setdefault("nodes", Resolved(rank, "sum of the disaggregation pools"))
+        return tuple(pools), True
 
 
 def _pool(

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from spark_dsl.plan.launches import model_id
 from spark_dsl.plan.model import Plan
 
-DEFAULT_DOWNLOAD_TIMEOUT = 2 * 3600
 # Startup budgets, our own assumptions (docs/targets.md): engine start-up (compilation, CUDA graphs)
 # and reading the weights from disk at 0.5 GB/s; downloading them, when vLLM does it, at 0.25 GB/s.
 STARTUP_BASE_SECONDS = 600
@@ -42,9 +41,8 @@ class Staging:
 
 
 def staging(plan: Plan) -> Staging:
-    body = plan.deployment.body.block("weights")
-    download = bool(body.value("download", False)) if body else False
-    timeout = int(body.value("download_timeout", DEFAULT_DOWNLOAD_TIMEOUT)) if body else DEFAULT_DOWNLOAD_TIMEOUT
+    download = bool(plan.weights.value("download"))
+    timeout = int(plan.weights.value("download_timeout"))
     checkpoint = plan.checkpoint
     size = 0.0
     repositories: list[str] = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from spark_dsl.plan.launches import model_id
-from spark_dsl.plan.model import Launch, Plan
+from spark_dsl.plan.model import Launch, Plan, Planned
 
 _PLAIN = re.compile(r"[A-Za-z0-9 _.,:/+()=-]")
 BREAK = "<br>"
@@ -64,7 +64,7 @@ def _nixl_port(launch: Launch) -> str | None:
     return dict(launch.env).get("VLLM_NIXL_SIDE_CHANNEL_PORT")
 
 
-def _deployment(plan: Plan, d: str) -> tuple[list[str], list[str]]:
+def _deployment(plan: Plan, launches: tuple[Launch, ...], d: str) -> tuple[list[str], list[str]]:
     """(lines inside the flowchart for this deployment, its edges)."""
     gpus = f"{plan.value('gpus')} x {plan.accelerator.display_name}"
     served = model_id(plan) if plan.checkpoint is not None else str(plan.value("model"))
@@ -73,11 +73,11 @@ def _deployment(plan: Plan, d: str) -> tuple[list[str], list[str]]:
         f"  subgraph {d}[{_lines(plan.name, f'{plan.path.upper()} path, {nodes} node' + 's' * (nodes != 1), served)}]"
     ]
     edges: list[str] = []
-    ids: dict[int, str] = {i: f"{d}_l{i}" for i in range(len(plan.launches))}
-    if not plan.launches:
+    ids: dict[int, str] = {i: f"{d}_l{i}" for i in range(len(launches))}
+    if not launches:
         lines.append(f"    {d}_none[{_lines('no launches: the deployment has errors')}]")
     for rank in range(nodes):
-        on_node = [(i, launch) for i, launch in enumerate(plan.launches) if launch.node_rank == rank]
+        on_node = [(i, launch) for i, launch in enumerate(launches) if launch.node_rank == rank]
         if not on_node:
             continue
         lines.append(f"    subgraph {d}_n{rank}[{_lines(f'node {rank}: {gpus}')}]")
@@ -88,12 +88,12 @@ def _deployment(plan: Plan, d: str) -> tuple[list[str], list[str]]:
             lines.append(f"      {ids[i]}[{shown}]")
         lines.append("    end")
     lines.append("  end")
-    edges += _edges(plan, d, ids)
+    edges += _edges(launches, d, ids)
     return lines, edges
 
 
-def _edges(plan: Plan, d: str, ids: dict[int, str]) -> list[str]:
-    launches = list(enumerate(plan.launches))
+def _edges(plan_launches: tuple[Launch, ...], d: str, ids: dict[int, str]) -> list[str]:
+    launches = list(enumerate(plan_launches))
     edges: list[str] = []
     router = next(((i, launch) for i, launch in launches if launch.role == "router"), None)
     heads = [(i, launch) for i, launch in launches if launch.role != "router" and launch.api_server]
@@ -130,11 +130,11 @@ def _same_address(head: Launch, address: str) -> bool:
     return _option(head.argv, "--data-parallel-address") == address
 
 
-def render(plans: list[Plan]) -> str:
+def render(plans: list[Planned]) -> str:
     lines = ["flowchart LR"]
     edges: list[str] = []
-    for n, plan in enumerate(plans):
-        inside, between = _deployment(plan, f"d{n}")
+    for n, (plan, launches) in enumerate(plans):
+        inside, between = _deployment(plan, launches, f"d{n}")
         lines += inside
         edges += between
     return "\n".join([*lines, *edges]) + "\n"

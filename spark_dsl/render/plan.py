@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from spark_dsl.plan.model import Plan
+from spark_dsl.plan.model import Plan, Planned
 from spark_dsl.render.plan_settings import Sources, json_settings, text_rows
 from spark_dsl.targets.shell_words import word
 from spark_dsl.text_escape import json_document, visible
@@ -17,8 +17,9 @@ CAPACITY_CAVEAT = (
 )
 
 
-def plan_dict(plan: Plan, sources: Sources | None = None) -> dict[str, Any]:
+def plan_dict(planned: Planned, sources: Sources | None = None) -> dict[str, Any]:
     """The JSON of one plan; `sources` (every file the run read) gives profiles' lines and columns."""
+    plan, launches = planned
     capacity = plan.capacity[0].as_dict() if plan.capacity else None
     out: dict[str, Any] = {
         "name": plan.name,
@@ -27,7 +28,7 @@ def plan_dict(plan: Plan, sources: Sources | None = None) -> dict[str, Any]:
         "settings": json_settings(plan, sources),
         "capacity": capacity,
         "capacity_by_role": [c.as_dict() for c in plan.capacity],
-        "launches": [launch.as_dict() for launch in plan.launches],
+        "launches": [launch.as_dict() for launch in launches],
         "notes": _notes(plan),
     }
     return out
@@ -45,9 +46,9 @@ def _notes(plan: Plan) -> list[str]:
     return notes
 
 
-def render_text(plans: list[Plan], sources: Sources | None = None) -> str:
+def render_text(plans: list[Planned], sources: Sources | None = None) -> str:
     out: list[str] = []
-    for plan in plans:
+    for plan, launches in plans:
         out.append(f"deployment {plan.name} ({plan.deployment.source.name}): {plan.path.upper()} path")
         rows = text_rows(plan, sources)
         wk = max(len(k) for k, _, _ in rows)
@@ -74,9 +75,9 @@ def render_text(plans: list[Plan], sources: Sources | None = None) -> str:
             )
         for note in _notes(plan):
             out.append(f"  note: {note}")
-        if not plan.launches:
+        if not launches:
             out.append("  launches: none (the deployment has errors)")
-        for launch in plan.launches:
+        for launch in launches:
             out.append(f"  launch {launch.role} on node {launch.node_rank}:")
             for name, value in launch.env:
                 out.append(f"    {name}={word(value)}")
@@ -103,7 +104,7 @@ def _argv_lines(argv: tuple[str, ...]) -> list[str]:
     return lines
 
 
-def render_json(plans: list[Plan], diagnostics_doc: dict[str, Any], sources: Sources | None = None) -> str:
+def render_json(plans: list[Planned], diagnostics_doc: dict[str, Any], sources: Sources | None = None) -> str:
     doc = {
         "version": 1,
         "deployments": [plan_dict(p, sources) for p in plans],

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from spark_dsl.plan.model import Plan
+from spark_dsl.plan.model import Planned
 from spark_dsl.render import mermaid, plan_shell
 
 
@@ -16,28 +14,28 @@ class NothingToRun(Exception):
     """Nothing to run because the deployment has errors (exit 1, the diagnostics say why)."""
 
 
-def on_node(plans: list[Plan], node: int | None) -> list[Plan]:
+def on_node(plans: list[Planned], node: int | None) -> list[Planned]:
     """The plans with only the launches of node `node` (all of them when None)."""
     if node is None:
         return plans
     out = []
-    for plan in plans:
+    for plan, launches in plans:
         if node >= plan.total_nodes:
             last = plan.total_nodes - 1
             ranks = "node 0" if last == 0 else f"nodes 0-{last}"
             raise PlanUsageError(f"deployment {plan.name} runs on {ranks}; there is no --node {node}")
-        out.append(replace(plan, launches=plan_shell.node_launches(plan, node)))
+        out.append(Planned(plan, plan_shell.node_launches(launches, node)))
     return out
 
 
-def shell(plans: list[Plan], node: int | None) -> str:
+def shell(plans: list[Planned], node: int | None) -> str:
     """One node of one deployment, as bash."""
     if not plans:
         raise NothingToRun("no deployment could be planned, so there is nothing to run")
     if len(plans) != 1:
-        names = ", ".join(p.name for p in plans)
+        names = ", ".join(p.plan.name for p in plans)
         raise PlanUsageError(f"--format shell prints one deployment; pick one with -d NAME (found: {names})")
-    (plan,) = plans
+    ((plan, launches),) = plans
     if node is None:
         if plan.total_nodes > 1:
             raise PlanUsageError(
@@ -46,10 +44,10 @@ def shell(plans: list[Plan], node: int | None) -> str:
             )
         node = 0
     try:
-        return plan_shell.render_node(plan, node)
+        return plan_shell.render_node(plan, launches, node)
     except plan_shell.NoLaunches:
         raise NothingToRun(f"deployment {plan.name} has errors, so node {node} has nothing to run") from None
 
 
-def draw(plans: list[Plan]) -> str:
+def draw(plans: list[Planned]) -> str:
     return mermaid.render(plans)

@@ -22,8 +22,8 @@ class NoLaunches(Exception):
     """The node has nothing to run (a rank outside the deployment, or a plan with errors)."""
 
 
-def node_launches(plan: Plan, node: int) -> list[Launch]:
-    return [launch for launch in plan.launches if launch.node_rank == node]
+def node_launches(launches: tuple[Launch, ...], node: int) -> tuple[Launch, ...]:
+    return tuple(launch for launch in launches if launch.node_rank == node)
 
 
 def _address_meaning(plan: Plan, name: str) -> str:
@@ -39,7 +39,7 @@ def _address_meaning(plan: Plan, name: str) -> str:
     return f"the IPv4 address of node {pool.first_rank} ({what})"
 
 
-def _needs(plan: Plan, launches: list[Launch]) -> list[tuple[str, str]]:
+def _needs(plan: Plan, launches: tuple[Launch, ...]) -> list[tuple[str, str]]:
     """(variable, what it must hold): run-time placeholders, then secrets, each once."""
     texts = [t for launch in launches for t in (*launch.argv, *(value for _, value in launch.env))]
     out = {name: _address_meaning(plan, name) for name in placeholders.used(texts)}
@@ -57,8 +57,8 @@ def _command(launch: Launch, indent: str) -> list[str]:
     return [indent + line for line in joined([*env, *body])]
 
 
-def render_node(plan: Plan, node: int) -> str:
-    launches = node_launches(plan, node)
+def render_node(plan: Plan, all_launches: tuple[Launch, ...], node: int) -> str:
+    launches = node_launches(all_launches, node)
     if not launches:
         raise NoLaunches(f"node {node}")
     roles = " and ".join(launch.role for launch in launches)

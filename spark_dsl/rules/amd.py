@@ -41,8 +41,7 @@ def amd_no_dp(plan: Plan) -> Iterator[Finding]:
 
 def _block_resolved(plan: Plan, kind: str) -> Resolved | None:
     """The block `kind` as a written value to point at (None if absent or without a position)."""
-    block = plan.deployment.body.block(kind)
-    return None if block is None or block.origin is None else Resolved.written(True, block.origin)
+    return plan.spec.block(kind).header(True)
 
 
 @rule(

@@ -50,8 +50,7 @@ _AMD_FORBIDS = {
 
 
 def _extra_args(plan: Plan) -> Setting | None:
-    serve = plan.deployment.body.block("serve")
-    return serve.get("extra_args") if serve else None
+    return plan.serve.setting("extra_args")
 
 
 def _flag_name(token: str) -> str:
@@ -230,12 +229,8 @@ def _quoted(text: str) -> str:
     fixed="frontend = rust",
 )
 def managed_env(plan: Plan) -> Iterator[Finding]:
-    serve = plan.deployment.body.block("serve")
-    env = serve.block("env") if serve else None
-    if env is None:
-        return
     source = plan.deployment.source
-    for name, setting in env.settings.items():
+    for name, setting in plan.serve.block("env").entries().items():
         if name in MANAGED_ENV:
             mine = setting.origin.file == source.name
             yield Finding(
@@ -249,8 +244,8 @@ def managed_env(plan: Plan) -> Iterator[Finding]:
 
 def _container(plan: Plan) -> str | None:
     """The container runtime of a declared Slurm target, if it mounts anything."""
-    target = plan.deployment.body.labelled("target").get("slurm")
-    kind = target.value("container", "none") if target is not None else "none"
+    target = plan.targets.get("slurm")
+    kind = target.value("container") if target is not None else "none"
     return None if kind == "none" else str(kind)
 
 
@@ -269,8 +264,7 @@ def _container(plan: Plan) -> str | None:
 )
 def mount_separators(plan: Plan) -> Iterator[Finding]:
     container = _container(plan)
-    runtime = plan.deployment.body.block("runtime")
-    setting = runtime.get("model_cache") if runtime is not None else None
+    setting = plan.runtime.setting("model_cache")
     if container is None or setting is None:
         return
     found = sorted({ch for ch in setting.value if ch in ",:"})

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, remove_entry
-from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.schema import SLURM_DEFAULT_TIME
-from spark_dsl.span import Location
 from spark_dsl.syntax import ast
 from spark_dsl.units import format_duration
-from spark_dsl.values import SecretRef, Setting, TypedBody, Volume
+from spark_dsl.values import SecretRef, Setting, Volume
 
 _DEFAULT_TIME = format_duration(SLURM_DEFAULT_TIME)
 
@@ -29,26 +28,18 @@ SINGLE_HOST = {
 }
 
 
-def _block_at(body: TypedBody, kind: str) -> Resolved | None:
-    o = body.origin
-    if o is None:
-        return None
-    return Resolved(kind, o.describe(), Location(o.file, o.span), o.profile)
-
-
-def _target(plan: Plan, kind: str) -> TypedBody | None:
-    return plan.deployment.body.labelled("target").get(kind)
+def _target(plan: Plan, kind: str) -> Block | None:
+    """The declared `target KIND` block (None when the spec does not declare it)."""
+    return plan.targets.get(kind)
 
 
 def _setting(plan: Plan, kind: str, key: str) -> Setting | None:
-    body = _target(plan, kind)
-    return body.get(key) if body is not None else None
+    """What the spec wrote for a key of `target KIND`."""
+    return plan.target(kind).setting(key)
 
 
-def _map(plan: Plan, kind: str, block: str) -> dict[str, Setting]:
-    body = _target(plan, kind)
-    inner = body.block(block) if body is not None else None
-    return {} if inner is None else dict(inner.settings)
+def _map(plan: Plan, kind: str, block: str) -> Mapping[str, Setting]:
+    return plan.target(kind).block(block).entries()
 
 
 def _shown(text: str) -> str:
@@ -85,11 +76,11 @@ def _suggest_label(text: str) -> str:
 def single_host_target(plan: Plan) -> Iterator[Finding]:
     if plan.total_nodes <= 1:
         return
-    declared = set(plan.deployment.body.labelled("target"))
+    declared = set(plan.targets)
     for kind, why in SINGLE_HOST.items():
         body = _target(plan, kind)
         if body is not None:
-            at = _block_at(body, kind)
+            at = body.header(kind)
             yield Finding(
                 f"`target {kind}` cannot run `{plan.name}`: it needs {plan.total_nodes} nodes and {why}",
                 at,
@@ -227,8 +218,7 @@ def kubernetes_label_values(plan: Plan) -> Iterator[Finding]:
 
 def _secret_settings(plan: Plan) -> Iterator[tuple[str, Setting]]:
     for block, key in (("runtime", "hf_token"), ("serve", "api_key")):
-        body = plan.deployment.body.block(block)
-        setting = body.get(key) if body is not None else None
+        setting = plan.spec.block(block).setting(key)
         if setting is not None and isinstance(setting.value, SecretRef):
             yield f"{block}.{key}", setting
 
@@ -373,7 +363,7 @@ def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:
     if timeout is None:
         return
     limit = _setting(plan, "slurm", "time")
-    seconds = limit.value if limit is not None else SLURM_DEFAULT_TIME
+    seconds = plan.target("slurm").value("time")
     if seconds and timeout.value >= seconds:
         yield Finding(
             "`ready_timeout` is not shorter than the job's time limit",
@@ -501,10 +491,10 @@ def volume_too_small(plan: Plan) -> Iterator[Finding]:
     if body is None or plan.checkpoint is None:
         return
     needed = staging(plan).size_bytes
-    volume: Volume = body.value("model_cache") or Volume("emptydir")
+    volume: Volume = body.value("model_cache")
     checks = [("cache_size", volume.kind == "pvc"), ("ephemeral_storage", volume.kind == "emptydir")]
     for key, applies in checks:
-        setting = body.get(key)
+        setting = body.setting(key)
         if setting is None or not applies or setting.value >= needed:
             continue
         gib = -(-needed * 11 // 10 // (1 << 30))

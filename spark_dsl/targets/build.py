@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_dsl.diagnostics import Diagnostic, Severity
-from spark_dsl.plan.model import Plan
+from spark_dsl.plan.model import Launch, Plan
 from spark_dsl.schema import TARGET_KINDS
 from spark_dsl.span import Location
 from spark_dsl.targets import codes, compose, kubernetes, shell, slurm, vllm_config
@@ -49,15 +49,17 @@ def _at_name(plan: Plan) -> Location:
     return Location(dep.source.name, dep.node.name.span)
 
 
-def render_plan(plan: Plan, kinds: list[str], source: str) -> tuple[DeploymentOutput, list[Diagnostic]]:
+def render_plan(
+    plan: Plan, launches: tuple[Launch, ...], kinds: list[str], source: str
+) -> tuple[DeploymentOutput, list[Diagnostic]]:
     """Every requested target of one plan; one that cannot express it is an error, not a file."""
-    declared = plan.deployment.body.labelled("target")
+    declared = plan.targets
     output = DeploymentOutput(plan.name, source)
     problems: list[Diagnostic] = []
     for kind in kinds:
         file_name, render = EMITTERS[kind]
         try:
-            output.files[file_name] = render(Job(plan, declared.get(kind), _shown(source)))
+            output.files[file_name] = render(Job(plan, launches, kind, _shown(source)))
         except TargetError as err:
             problems.append(
                 Diagnostic(
@@ -88,12 +90,17 @@ def _help(kind: str, plan: Plan) -> str:
 
 def build(
     plans: list[Plan],
+    launches: Mapping[Plan, tuple[Launch, ...]],
     has_errors: Callable[[str], bool],
     names_with_errors: list[str],
     forced: tuple[str, ...],
     root: Path,
+    each: Callable[[DeploymentOutput], object] | None = None,
 ) -> BuildOutcome:
-    """Render every error-free deployment; those with errors keep whatever they had before."""
+    """Render every error-free deployment; those with errors keep whatever they had before.
+
+    With `each`, every output is handed to it as soon as it is rendered (the writer stages it and
+    drops its text) and none is kept in `outputs`, so a build's memory does not grow with them."""
     outputs: list[DeploymentOutput] = []
     diagnostics: list[Diagnostic] = []
     held = set(names_with_errors)
@@ -102,8 +109,7 @@ def build(
         if has_errors(plan.name):
             held.add(plan.name)
             continue
-        declared = plan.deployment.body.labelled("target")
-        kinds = [k for k in TARGET_KINDS if k in (forced or declared)]
+        kinds = [k for k in TARGET_KINDS if k in (forced or plan.targets)]
         if not kinds:
             diagnostics.append(
                 Diagnostic(
@@ -116,12 +122,12 @@ def build(
                 )
             )
             continue
-        output, problems = render_plan(plan, kinds, source_path(plan, real_root))
+        output, problems = render_plan(plan, launches[plan], kinds, source_path(plan, real_root))
         if problems:
             diagnostics += problems
             held.add(plan.name)
         else:
-            outputs.append(output)
+            (outputs.append if each is None else each)(output)
     return BuildOutcome(outputs, diagnostics, held)
 
 

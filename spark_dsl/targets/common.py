@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_dsl import catalog
-from spark_dsl.plan.model import Launch, Plan
+from spark_dsl.plan.model import Block, Launch, Plan
 from spark_dsl.text_escape import visible
-from spark_dsl.values import SecretRef, TypedBody
+from spark_dsl.values import SecretRef
 
 MODEL_CACHE = "/root/.cache/huggingface"  # where vLLM's images keep Hugging Face downloads
 GENERATOR = "spark build"
@@ -25,31 +25,32 @@ class TargetError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """One target of one deployment: the plan, the target's settings block and the spec's path."""
+    """One target of one deployment: the plan, its launches, the spec's path, and the target's kind
+    (its settings are the plan's `target KIND` part, defaults included)."""
 
     plan: Plan
-    settings: TypedBody | None
+    launches: tuple[Launch, ...]
+    kind: str
     source: str
 
-    def setting(self, key: str, default: Any = None) -> Any:
-        return default if self.settings is None else self.settings.value(key, default)
+    @property
+    def settings(self) -> Block:
+        return self.plan.target(self.kind)
+
+    def setting(self, key: str) -> Any:
+        """A setting of the target: written, else its schema default, else None."""
+        return self.settings.value(key)
 
     def map_setting(self, block: str) -> dict[str, str]:
         """A map block of the target (`labels { ... }`) in the order it was written."""
-        body = self.settings.block(block) if self.settings is not None else None
-        return {} if body is None else {k: s.value for k, s in body.settings.items()}
+        return self.settings.block(block).mapping()
 
     @property
     def name(self) -> str:
         return self.plan.name
 
-    @property
-    def runtime(self) -> TypedBody | None:
-        return self.plan.deployment.body.block("runtime")
-
     def runtime_value(self, key: str) -> Any:
-        runtime = self.runtime
-        return None if runtime is None else runtime.value(key)
+        return self.plan.runtime.value(key)
 
     @property
     def gpus(self) -> int:
@@ -104,9 +105,9 @@ def describe_secret(ref: SecretRef) -> str:
     return f"secret {ref.name}{key}"
 
 
-def api_launches(plan: Plan) -> list[Launch]:
+def api_launches(launches: tuple[Launch, ...]) -> list[Launch]:
     """Launches that serve HTTP (the router, the head of each pool), in rank order."""
-    return [launch for launch in plan.launches if launch.api_server and launch.port is not None]
+    return [launch for launch in launches if launch.api_server and launch.port is not None]
 
 
 def is_vllm(launch: Launch) -> bool:

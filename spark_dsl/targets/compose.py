@@ -17,8 +17,6 @@ from spark_dsl.targets.common import (
 )
 
 FILE_NAME = "compose.yaml"
-DEFAULT_RESTART = "unless-stopped"
-DEFAULT_START_PERIOD = 30 * 60  # long enough to load an 816B checkpoint from a warm cache
 CACHE_VOLUME = "model-cache"
 # Docker reads `g`/`m`/`k` in shm_size as powers of 1024.
 _SHM_UNITS = (("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10))
@@ -40,9 +38,9 @@ def render(job: Job) -> str:
     plan = job.plan
     if plan.total_nodes > 1:
         raise TargetError(f"Compose runs on one host; {plan.name} needs {plan.total_nodes} nodes")
-    if not plan.launches:
+    if not job.launches:
         raise TargetError("the plan has no launch to run")
-    services = {_service_name(launch): _service(job, launch) for launch in plan.launches}
+    services = {_service_name(launch): _service(job, launch) for launch in job.launches}
     data: dict[str, Any] = {"name": job.setting("project") or job.name, "services": services}
     if _cache_source(job) is None:
         data["volumes"] = {CACHE_VOLUME: {}}
@@ -70,7 +68,7 @@ def _service(job: Job, launch: Launch) -> dict[str, Any]:
         "image": literal(job.image),
         "entrypoint": [literal(launch.argv[0])],
         "command": [literal(arg) for arg in launch.argv[1:]],
-        "restart": job.setting("restart", DEFAULT_RESTART),
+        "restart": job.setting("restart"),
         "ipc": "host",
     }
     shm = job.runtime_value("shm_size")
@@ -132,7 +130,7 @@ def _healthcheck(job: Job, port: int) -> dict[str, Any]:
         "interval": "30s",
         "timeout": "10s",
         "retries": 3,
-        "start_period": go_duration(int(job.setting("start_period", DEFAULT_START_PERIOD))),
+        "start_period": go_duration(int(job.setting("start_period"))),
     }
 
 

@@ -38,7 +38,7 @@ class Manifest:
     def __init__(self, job: Job) -> None:
         self.job = job
         self.plan = job.plan
-        self.namespace = job.setting("namespace") or "default"
+        self.namespace = job.setting("namespace")
         self.user_labels = job.map_setting("labels")
 
     # ---- names and labels ---------------------------------------------------
@@ -59,7 +59,7 @@ class Manifest:
     # ---- objects ------------------------------------------------------------
 
     def objects(self) -> list[dict[str, Any]]:
-        for launch in self.plan.launches:
+        for launch in self.job.launches:
             for name, ref in launch.secrets:
                 if ref.kind == "env":
                     raise TargetError(
@@ -74,7 +74,7 @@ class Manifest:
             out.append(claim)
         for pool in self.plan.pools:
             out += self.pool_objects(pool)
-        router = [launch for launch in self.plan.launches if launch.role == "router"]
+        router = [launch for launch in self.job.launches if launch.role == "router"]
         if router:
             name = f"{self.job.name}-router"
             pod = self.pod_template("router", [self.container(router[0], self.router_fill)])
@@ -83,7 +83,7 @@ class Manifest:
         return out
 
     def pool_objects(self, pool: Pool) -> list[dict[str, Any]]:
-        launches = [launch for launch in self.plan.launches if launch.role == pool.role]
+        launches = [launch for launch in self.job.launches if launch.role == pool.role]
         name = self.workload_name(pool)
         # Under disaggregation the router is the public entry; pool Services stay in the cluster.
         service_type = "ClusterIP" if self.plan.disaggregated else self.job.setting("service_type")
@@ -106,7 +106,7 @@ class Manifest:
             "kind": "Deployment",
             "metadata": self.metadata(name, role),
             "spec": {
-                "replicas": self.job.setting("replicas", 1),
+                "replicas": self.job.setting("replicas"),
                 "selector": {"matchLabels": self.selector(role)},
                 # A rolling update would need a second set of GPUs while the first still holds them.
                 "strategy": {"type": "Recreate"},
@@ -122,7 +122,7 @@ class Manifest:
             "kind": "LeaderWorkerSet",
             "metadata": self.metadata(name, pool.role),
             "spec": {
-                "replicas": self.job.setting("replicas", 1),
+                "replicas": self.job.setting("replicas"),
                 "leaderWorkerTemplate": {
                     "size": pool.nodes,
                     "restartPolicy": "RecreateGroupOnPodRestart",
@@ -177,7 +177,7 @@ class Manifest:
         size = self.job.runtime_value("shm_size")
         if size:
             shm["sizeLimit"] = binary_size(int(size), _QUANTITY_UNITS) or str(size)
-        cache: Volume = self.job.setting("model_cache") or Volume("emptydir")
+        cache: Volume = self.job.setting("model_cache")
         if cache.kind == "pvc":
             source: dict[str, Any] = {"persistentVolumeClaim": {"claimName": cache.name}}
         elif cache.kind == "hostpath":
@@ -304,7 +304,7 @@ def probes(startup_failures: int) -> dict[str, Any]:
 def render(job: Job) -> str:
     manifest = Manifest(job)
     objects = manifest.objects()
-    secrets = sorted({(ref.name, ref.key or "value") for launch in job.plan.launches for _, ref in launch.secrets})
+    secrets = sorted({(ref.name, ref.key or "value") for launch in job.launches for _, ref in launch.secrets})
     needs = ", ".join(f"{name} (key {key})" for name, key in secrets)
     header = job.header(
         "Apply with `kubectl apply -f kubernetes.yaml`" + (f"; create the Secrets first: {needs}." if needs else "."),
@@ -324,6 +324,6 @@ def render(job: Job) -> str:
             if job.plan.disaggregated
             else []
         ),
-        *ports.header_lines(job.plan, "pods"),
+        *ports.header_lines(job.plan, job.launches, "pods"),
     )
     return yaml_text.documents(objects, header)

@@ -24,7 +24,6 @@ ROUTER_REQUESTS = {"cpu": 1, "memory": "2Gi"}
 # InfiniBand/RoCE: the `rdma_resource` setting, by default the name NVIDIA's network operator and
 # Mellanox's k8s-rdma-shared-dev-plugin document (`rdma/rdma_shared_device_a`).
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
-DEFAULT_RDMA_RESOURCE = "rdma/rdma_shared_device_a"
 RDMA_FABRICS = ("infiniband", "roce", "efa")
 PERIOD_SECONDS = 10
 
@@ -35,7 +34,7 @@ def quantity(size: int) -> str:
 
 
 def cache_volume(job: Job) -> Volume:
-    volume: Volume = job.setting("model_cache") or Volume("emptydir")
+    volume: Volume = job.setting("model_cache")
     return volume
 
 
@@ -56,7 +55,7 @@ def devices(job: Job) -> dict[str, int]:
     if chosen == "efa":
         return {EFA_RESOURCE: count}
     if chosen in ("infiniband", "roce"):
-        return {str(job.setting("rdma_resource") or DEFAULT_RDMA_RESOURCE): count}
+        return {str(job.setting("rdma_resource")): count}
     return {}
 
 
@@ -91,7 +90,7 @@ def claim(job: Job, name: str, namespace: str, labels: dict[str, str]) -> dict[s
     size = job.setting("cache_size")
     if volume.kind != "pvc" or size is None:
         return None
-    shared = job.plan.total_nodes > 1 or int(job.setting("replicas", 1)) > 1
+    shared = job.plan.total_nodes > 1 or int(job.setting("replicas")) > 1
     spec: dict[str, Any] = {
         # Several pods on several nodes mount it at once: only ReadWriteMany allows that.
         "accessModes": ["ReadWriteMany" if shared else "ReadWriteOnce"],

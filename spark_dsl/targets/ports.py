@@ -9,14 +9,14 @@ bootstrap connections use ephemeral ports too, so TCP between the nodes must be 
 from __future__ import annotations
 
 from spark_dsl import catalog
-from spark_dsl.plan.model import Plan
+from spark_dsl.plan.model import Launch, Plan
 
 
-def fixed_ports(plan: Plan) -> list[str]:
+def fixed_ports(plan: Plan, launches: tuple[Launch, ...]) -> list[str]:
     """`PORT (what)` for each fixed port one node connects to on another."""
     recipe_ports = catalog.load().recipe.ports
     out: list[str] = []
-    for launch in plan.launches:
+    for launch in launches:
         if launch.port is not None and (plan.disaggregated or plan.total_nodes > 1):
             what = "the router's API" if launch.role == "router" else f"the {launch.role} API"
             out.append(f"{launch.port} ({what})")
@@ -32,11 +32,11 @@ def fixed_ports(plan: Plan) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def header_lines(plan: Plan, between: str = "nodes") -> list[str]:
+def header_lines(plan: Plan, launches: tuple[Launch, ...], between: str = "nodes") -> list[str]:
     """Header lines naming the ports, for outputs that span more than one node."""
     if plan.total_nodes <= 1:
         return []
     return [
-        f"Open between the {between}: TCP {', '.join(fixed_ports(plan))}; vLLM and NCCL also use ports"
+        f"Open between the {between}: TCP {', '.join(fixed_ports(plan, launches))}; vLLM and NCCL also use ports"
         " they pick at run time, so allow TCP between them.",
     ]

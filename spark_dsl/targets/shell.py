@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch
 from spark_dsl.targets import node_address, placeholders, ports, staging
@@ -16,7 +18,7 @@ _ADDRESS_ARGUMENTS = (placeholders.HEAD, placeholders.PREFILL, placeholders.DECO
 _OWN = (placeholders.NODE_ADDRESS,)
 
 
-def secret_checks(launches: list[Launch], indent: str = "") -> list[str]:
+def secret_checks(launches: Sequence[Launch], indent: str = "") -> list[str]:
     """Fail fast, with the variable's name, when a secret is missing from the environment."""
     seen: dict[str, str] = {}
     for launch in launches:
@@ -35,7 +37,7 @@ def exports(launch: Launch, indent: str = "") -> list[str]:
 
 
 def render(job: Job) -> str:
-    launches = job.plan.launches
+    launches = job.launches
     if not launches:
         raise TargetError("the plan has no launch to run")
     if len(launches) == 1 and not _placeholders(launches):
@@ -43,7 +45,7 @@ def render(job: Job) -> str:
     return _ranks(job, launches)
 
 
-def _placeholders(launches: list[Launch]) -> list[str]:
+def _placeholders(launches: Sequence[Launch]) -> list[str]:
     return placeholders.used([t for launch in launches for t in (*launch.argv, *(v for _, v in launch.env))])
 
 
@@ -76,7 +78,7 @@ def _download(job: Job, indent: str = "") -> list[str]:
     return staging.download_lines(staged, indent=indent)
 
 
-def _ranks(job: Job, launches: list[Launch]) -> str:
+def _ranks(job: Job, launches: Sequence[Launch]) -> str:
     used = _placeholders(launches)
     addresses = [name for name in _ADDRESS_ARGUMENTS if name in used]
     unknown = [name for name in used if name not in (*_ADDRESS_ARGUMENTS, *_OWN)]
@@ -95,7 +97,7 @@ def _ranks(job: Job, launches: list[Launch]) -> str:
         ),
         "Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or"
         f" {node_address.INTERFACE_VARIABLE} to pick the interface); a pool's head defaults to its own address.",
-        *ports.header_lines(job.plan),
+        *ports.header_lines(job.plan, job.launches),
         image=False,
     )
     lines = [
@@ -142,7 +144,7 @@ def _own_addresses(used: list[str], own_head: str | None) -> list[str]:
     return lines
 
 
-def _rank_branch(launches: list[Launch], own_head: str | None, cache: list[str]) -> list[str]:
+def _rank_branch(launches: Sequence[Launch], own_head: str | None, cache: list[str]) -> list[str]:
     """One `case` branch: the router in the background, the node's server in the foreground."""
     side = [launch for launch in launches if launch.role == "router"]
     main = [launch for launch in launches if launch.role != "router"]

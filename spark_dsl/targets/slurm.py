@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch, Pool
-from spark_dsl.schema import SLURM_DEFAULT_TIME
 from spark_dsl.targets import node_address, placeholders, ports, staging
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, api_launches, is_vllm
 from spark_dsl.targets.shell import secret_checks
 from spark_dsl.targets.shell_words import command_lines, joined, quote, word
 
 FILE_NAME = "job.sbatch"
-DEFAULT_OUTPUT = "logs/%x-%j.out"
-DEFAULT_READY_TIMEOUT = 45 * 60
 HEALTH_POLL_SECONDS = 2
 
 
@@ -32,7 +29,7 @@ def _directive(option: str, value: str | int | None = None) -> str:
 
 def render(job: Job) -> str:
     plan = job.plan
-    if not plan.launches:
+    if not job.launches:
         raise TargetError("the plan has no launch to run")
     nodes = plan.total_nodes
     directives = [
@@ -41,19 +38,18 @@ def render(job: Job) -> str:
         _directive("ntasks-per-node", 1),
         _directive("gpus-per-node", job.gpus),
         _directive("exclusive"),
-        _directive("time", slurm_time(int(job.setting("time", SLURM_DEFAULT_TIME)))),
+        _directive("time", slurm_time(int(job.setting("time")))),
     ]
     for key in ("partition", "account", "qos"):
         value = job.setting(key)
         if value:
             directives.append(_directive(key, value))
-    directives.append(_directive("output", job.setting("output", DEFAULT_OUTPUT)))
+    directives.append(_directive("output", job.setting("output")))
     header = job.header(
-        f"Submit with `sbatch {FILE_NAME}` from a folder where the output's folder exists"
-        f" ({job.setting('output', DEFAULT_OUTPUT)}).",
+        f"Submit with `sbatch {FILE_NAME}` from a folder where the output's folder exists ({job.setting('output')}).",
         _address_note(job),
-        *ports.header_lines(job.plan),
-        image=job.setting("container", "none") != "none",
+        *ports.header_lines(job.plan, job.launches),
+        image=job.setting("container") != "none",
     )
     lines = [
         "#!/usr/bin/env bash",
@@ -61,13 +57,13 @@ def render(job: Job) -> str:
         *(f"# {line}" for line in header),
         "set -euo pipefail",
         "",
-        *secret_checks(plan.launches),
+        *secret_checks(job.launches),
         *_addresses(job),
         *_download(job),
         "",
         "steps=()",
     ]
-    for launch in plan.launches:
+    for launch in job.launches:
         lines += _step(job, launch)
     lines += _wait_ready(job)
     lines += _wait_end()
@@ -125,7 +121,7 @@ def _address_of(job: Job, launch: Launch) -> str:
 def _cache_env(job: Job) -> list[str]:
     """Without a container, `runtime.model_cache` is the cache itself: `HF_HOME` points there."""
     cache = job.runtime_value("model_cache")
-    if cache and job.setting("container", "none") == "none":
+    if cache and job.setting("container") == "none":
         return [f"HF_HOME={quote(cache)}"]
     return []
 
@@ -145,7 +141,7 @@ def _download(job: Job) -> list[str]:
 
 def _container(job: Job, image: str | None = None) -> tuple[list[str], list[str]]:
     """(`srun` options, program prefix) that run a launch in the chosen container, if any."""
-    kind = job.setting("container", "none")
+    kind = job.setting("container")
     cache = job.runtime_value("model_cache")
     image = image or job.image
     if kind == "pyxis":
@@ -182,8 +178,8 @@ def _step(job: Job, launch: Launch) -> list[str]:
 
 
 def _wait_ready(job: Job) -> list[str]:
-    timeout = int(job.setting("ready_timeout", DEFAULT_READY_TIMEOUT))
-    urls = [f'"http://${{{_address_of(job, launch)}}}:{launch.port}/health"' for launch in api_launches(job.plan)]
+    timeout = int(job.setting("ready_timeout"))
+    urls = [f'"http://${{{_address_of(job, launch)}}}:{launch.port}/health"' for launch in api_launches(job.launches)]
     return [
         "",
         f"# Loading the model takes long: wait up to {timeout}s (ready_timeout) for /health.",

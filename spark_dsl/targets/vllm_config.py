@@ -73,9 +73,9 @@ def options(argv: tuple[str, ...]) -> dict[str, Any]:
 
 def render(job: Job) -> str:
     plan = job.plan
-    if plan.total_nodes > 1 or len(plan.launches) != 1:
+    if plan.total_nodes > 1 or len(job.launches) != 1:
         raise TargetError(f"a vLLM config file serves one node; {plan.name} needs {plan.total_nodes} nodes")
-    launch = plan.launches[0]
+    launch = job.launches[0]
     if not is_vllm(launch) or len(launch.argv) < 3:
         raise TargetError("the launch is not `vllm serve MODEL ...`")
     texts = [*launch.argv, *(v for _, v in launch.env)]

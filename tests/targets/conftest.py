@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from target_helpers import committed, spec_plans
 
-from spark_dsl.plan.model import Plan
+from spark_dsl.plan.model import Planned
 
 try:
     from slurm_cluster import SlurmCluster
@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - tests/ as a package
 
 
 @pytest.fixture(scope="session")
-def plans() -> dict[str, Plan]:
+def plans() -> dict[str, Planned]:
     return spec_plans()
 
 

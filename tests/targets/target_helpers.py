@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from spark_dsl.pipeline import collect_paths, run
-from spark_dsl.plan.model import Launch, Plan
+from spark_dsl.plan.model import Launch, Planned
 from spark_dsl.targets import placeholders
 
 REPO = Path(__file__).resolve().parents[2]
@@ -14,10 +14,11 @@ SPECS = REPO / "specs"
 TARGETS = REPO / "targets"
 
 
-def spec_plans() -> dict[str, Plan]:
+def spec_plans() -> dict[str, Planned]:
+    """The committed specs' plans, with their launches, by deployment name."""
     result = run(collect_paths([str(SPECS)], REPO), REPO)
     assert not result.has_errors, [d.message for d in result.diagnostics]
-    return {plan.name: plan for plan in result.plans}
+    return {planned.plan.name: planned for planned in result.planned()}
 
 
 def committed(pattern: str) -> list[Path]:

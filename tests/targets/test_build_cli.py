@@ -196,11 +196,11 @@ def test_a_failing_emitter_leaves_every_previous_output_intact(repo: Path, monke
     calls = []
     real = build_module.render_plan
 
-    def second_one_fails(plan, kinds, source):
+    def second_one_fails(plan, launches, kinds, source):
         calls.append(plan.name)
         if len(calls) == 2:
             raise RuntimeError("emitter crashed")
-        return real(plan, kinds, source)
+        return real(plan, launches, kinds, source)
 
     monkeypatch.setattr(build_module, "render_plan", second_one_fails)
     r = invoke(repo, "build", ".", "-o", "out")

@@ -22,7 +22,7 @@ from target_helpers import (
     kubernetes_expand,
 )
 
-from spark_dsl.plan.model import Launch, Plan
+from spark_dsl.plan.model import Launch, Plan, Planned
 
 SECRETS = {"HF_TOKEN": "hf_test_token", "VLLM_API_KEY": "api_test_key"}
 # Addresses a shell user passes in; the Slurm test points every address at this host.
@@ -71,10 +71,10 @@ def run_shell(script: Path, rank: int | None, env: dict[str, str], args: list[st
 
 
 @pytest.mark.parametrize("script", committed("*/serve.sh"), ids=ids)
-def test_shell_script_runs_each_rank_as_planned(script: Path, plans: dict[str, Plan], vllm_stub) -> None:
-    plan = plans[script.parent.name]
-    ranks = sorted({launch.node_rank for launch in plan.launches})
-    multi = len(plan.launches) > 1
+def test_shell_script_runs_each_rank_as_planned(script: Path, plans: dict[str, Planned], vllm_stub) -> None:
+    launches = plans[script.parent.name].launches
+    ranks = sorted({launch.node_rank for launch in launches})
+    multi = len(launches) > 1
     for rank in ranks:
         record_dir = vllm_stub.dir / f"rank{rank}"
         env = clean_env(vllm_stub.with_env(SPARK_STUB_RECORD_DIR=str(record_dir), SPARK_STUB_SERVE_SECONDS="1"))
@@ -88,9 +88,9 @@ def test_shell_script_runs_each_rank_as_planned(script: Path, plans: dict[str, P
         else:
             run_shell(script, rank if multi else None, env, [ADDRESSES[n] for n in used] if multi else [])
         records = v.load_stub_records(record_dir)
-        launches = [launch for launch in plan.launches if launch.node_rank == rank]
-        assert sorted(r["prog"] for r in records) == sorted(launch.argv[0] for launch in launches)
-        for launch in launches:
+        on_rank = [launch for launch in launches if launch.node_rank == rank]
+        assert sorted(r["prog"] for r in records) == sorted(launch.argv[0] for launch in on_rank)
+        for launch in on_rank:
             (record,) = [r for r in records if r["prog"] == launch.argv[0]]
             assert_runs_as_planned(record, launch, ADDRESSES | NODE_ADDRESS)
 
@@ -122,10 +122,10 @@ def test_multi_node_shell_script_refuses_an_unknown_rank(vllm_stub) -> None:
 @pytest.mark.slurm
 @pytest.mark.parametrize("script", committed("*/job.sbatch"), ids=ids)
 def test_slurm_job_runs_every_rank_as_planned(
-    script: Path, plans: dict[str, Plan], spec_cluster, job_dir: Path, vllm_stub
+    script: Path, plans: dict[str, Planned], spec_cluster, job_dir: Path, vllm_stub
 ) -> None:
-    plan = plans[script.parent.name]
-    for launch in plan.launches:
+    plan, launches = plans[script.parent.name]
+    for launch in launches:
         if launch.port is not None:
             assert port_free(launch.port), f"port {launch.port} is taken; the job's stubs need it"
     # Node names do not resolve here: every address points at this host, where both "nodes" run.
@@ -134,8 +134,8 @@ def test_slurm_job_runs_every_rank_as_planned(
     assert job.ok, job
     assert f"spark: {plan.name} is ready" in job.output
     records = v.load_stub_records(vllm_stub.dir, None)
-    assert len(records) == len(plan.launches), records
-    for launch in plan.launches:
+    assert len(records) == len(launches), records
+    for launch in launches:
         node = f"node{launch.node_rank + 1}"
         (record,) = [r for r in records if r["slurm"]["SLURMD_NODENAME"] == node and r["prog"] == launch.argv[0]]
         assert_runs_as_planned(record, launch, LOOPBACK | {"SPARK_NODE_ADDRESS": "127.0.0.1"})
@@ -158,11 +158,11 @@ def port_free(port: int) -> bool:
 
 
 @pytest.mark.parametrize("path", committed("*/compose.yaml"), ids=ids)
-def test_compose_command_and_environment_read_back_as_planned(path: Path, plans: dict[str, Plan]) -> None:
-    plan = plans[path.parent.name]
+def test_compose_command_and_environment_read_back_as_planned(path: Path, plans: dict[str, Planned]) -> None:
+    launches = plans[path.parent.name].launches
     model = v.compose_model(path, env=SECRETS)
-    assert sorted(model["services"]) == sorted(launch.role for launch in plan.launches)
-    for launch in plan.launches:
+    assert sorted(model["services"]) == sorted(launch.role for launch in launches)
+    for launch in launches:
         service = model["services"][launch.role]
         argv = [compose_value(a) for a in [*service["entrypoint"], *service["command"]]]
         assert argv == list(launch.argv)
@@ -173,11 +173,12 @@ def test_compose_command_and_environment_read_back_as_planned(path: Path, plans:
 # ---- Kubernetes -------------------------------------------------------------------------------
 
 
-def containers_by_launch(path: Path, plan: Plan) -> list[tuple[Launch, dict, dict[str, str]]]:
+def containers_by_launch(path: Path, planned: Planned) -> list[tuple[Launch, dict, dict[str, str]]]:
     """Each launch with the container that runs it and the values the cluster gives `$(...)`."""
+    plan, launches = planned
     docs = v.load_yaml_documents(path)
     out = []
-    for launch in plan.launches:
+    for launch in launches:
         pool = next((p for p in plan.pools if p.role == launch.role), None)
         name = plan.name if launch.role == "server" else f"{plan.name}-{launch.role}"
         (doc,) = [d for d in docs if d["kind"] != "Service" and d["metadata"]["name"] == name]
@@ -207,9 +208,10 @@ def placeholder_values(plan: Plan, launch: Launch, values: dict[str, str]) -> di
 
 
 @pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
-def test_kubernetes_args_and_env_read_back_as_planned(path: Path, plans: dict[str, Plan]) -> None:
-    plan = plans[path.parent.name]
-    for launch, container, values in containers_by_launch(path, plan):
+def test_kubernetes_args_and_env_read_back_as_planned(path: Path, plans: dict[str, Planned]) -> None:
+    planned = plans[path.parent.name]
+    for launch, container, values in containers_by_launch(path, planned):
+        plan = planned.plan
         fill = placeholder_values(plan, launch, values)
         argv = [kubernetes_expand(a, values) for a in [*container["command"], *container["args"]]]
         assert argv == expected_argv(launch, fill)
@@ -227,7 +229,7 @@ def test_kubernetes_args_and_env_read_back_as_planned(path: Path, plans: dict[st
 
 
 @pytest.mark.parametrize("path", committed("*/vllm-config.yaml"), ids=ids)
-def test_vllm_config_reads_back_as_the_planned_launch(path: Path, plans: dict[str, Plan]) -> None:
+def test_vllm_config_reads_back_as_the_planned_launch(path: Path, plans: dict[str, Planned]) -> None:
     (launch,) = plans[path.parent.name].launches
     run_line = next(line for line in path.read_text().splitlines() if line.startswith("# Run: "))
     command = shlex.split(run_line.removeprefix("# Run: "))

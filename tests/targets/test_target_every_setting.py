@@ -448,7 +448,7 @@ class Every:
         )
         assert built.returncode == 0, built.stdout + built.stderr
         self.out = folder / "out"
-        self.plans = {p.name: p for p in run([folder / "every.spark"], folder).plans}
+        self.plans = {p.plan.name: p for p in run([folder / "every.spark"], folder).planned()}
         self._runs: dict[tuple[str, str], Run] = {}
         self._arrived: dict[tuple[str, str], set[bytes]] = {}
 

@@ -72,7 +72,7 @@ def hostile(tmp_path: Path, spark):
         "dir": tmp_path / "out",
         "canary": canary,
         "values": values,
-        "plans": {p.name: p for p in result.plans},
+        "plans": {p.plan.name: p for p in result.planned()},
     }
 
 

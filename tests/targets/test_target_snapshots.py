@@ -12,7 +12,7 @@ from spark_dsl.targets.build import DeploymentOutput, build
 
 def rendered() -> dict[str, DeploymentOutput]:
     result = run(collect_paths([str(SPECS)], REPO), REPO)
-    outcome = build(result.plans, result.deployment_has_errors, [], (), REPO)
+    outcome = build(result.plans, result.launches, result.deployment_has_errors, [], (), REPO)
     assert outcome.diagnostics == []
     return {output.name: output for output in outcome.outputs}
 

@@ -61,7 +61,7 @@ def test_kubernetes_file_passes_strict_validation(path: Path) -> None:
 @pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
 def test_leaderworkerset_fields(path: Path, plans) -> None:
     """The project's own check of what a LeaderWorkerSet must say (no CRD validates it here)."""
-    plan = plans[path.parent.name]
+    plan = plans[path.parent.name].plan
     for doc in v.load_yaml_documents(path):
         if doc["kind"] != "LeaderWorkerSet":
             continue
@@ -84,7 +84,7 @@ def test_leaderworkerset_fields(path: Path, plans) -> None:
 
 @pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
 def test_every_pod_has_gpus_shm_probes_and_secret_references(path: Path, plans) -> None:
-    plan = plans[path.parent.name]
+    plan = plans[path.parent.name].plan
     resource = "amd.com/gpu" if plan.path == "amd" else "nvidia.com/gpu"
     for doc in v.load_yaml_documents(path):
         if doc["kind"] == "Service":
@@ -157,7 +157,7 @@ def test_every_sbatch_directive_comes_before_the_first_command(path: Path) -> No
 
 def test_committed_targets_use_the_pinned_catalog_images(plans) -> None:
     for path in committed("*/compose.yaml") + committed("*/kubernetes.yaml"):
-        pinned = catalog.load().image(plans[path.parent.name].accelerator.vendor)
+        pinned = catalog.load().image(plans[path.parent.name].plan.accelerator.vendor)
         assert pinned.endswith(f":v{catalog.load().vllm_version}")
         images = {
             line.split("image:", 1)[1].strip()

@@ -36,7 +36,7 @@ def documents_built(paths: list[Path], root: Path, monkeypatch: pytest.MonkeyPat
     with monkeypatch.context() as patch:
         patch.setattr(yaml_text, "_dump", record)
         result = run(paths, root)
-        outcome = build(result.plans, result.deployment_has_errors, [], (), root)
+        outcome = build(result.plans, result.launches, result.deployment_has_errors, [], (), root)
     assert outcome.outputs and not result.has_errors
     return seen
 

@@ -17,7 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 def spec_launches() -> list[tuple[str, ...]]:
     result = run(collect_paths([str(REPO / "specs")], REPO), REPO)
     assert not result.has_errors
-    return [launch.argv for plan in result.plans for launch in plan.launches if launch.argv[:2] == ("vllm", "serve")]
+    return [
+        launch.argv for _, launches in result.planned() for launch in launches if launch.argv[:2] == ("vllm", "serve")
+    ]
 
 
 def test_every_spec_launch_parses(vllm_verify: Any, vllm_assert_all_ok: Callable[[Any], None]) -> None:
@@ -32,10 +34,10 @@ def test_every_vllm_config_file_parses_to_its_launch(
     # The committed targets/ are what `spark build specs -o targets` writes (a test keeps them current).
     result = run(collect_paths([str(REPO / "specs")], REPO), REPO)
     configs = []
-    for plan in result.plans:
+    for plan, launches in result.planned():
         path = REPO / "targets" / plan.name / "vllm-config.yaml"
         if path.exists():
-            (launch,) = plan.launches
+            (launch,) = launches
             configs.append({"path": path, "argv": launch.argv})
     assert len(configs) >= 5
     vllm_assert_all_ok(vllm_verify([], configs))
