@@ -29,7 +29,7 @@ class Printer:
         layout = self.pool.distribute(statements, [s.span for s in statements], 0, len(self.text), anchored=False)
         previous: ast.Statement | None = None
         for slot in layout.slots:
-            assert isinstance(slot.item, (ast.Import, ast.Profile, ast.Deployment))
+            assert isinstance(slot.item, (ast.Import, ast.Profile, ast.Deployment, ast.ModelDecl))
             # Imports may sit together; anything else gets a blank line of its own.
             apart = previous is not None and not (
                 isinstance(previous, ast.Import) and isinstance(slot.item, ast.Import)
@@ -72,6 +72,11 @@ class Printer:
         if isinstance(stmt, ast.Import):
             self._lead_in(slot, self._hoisted(stmt.span.start, stmt.span.end), 0, first, apart)
             self.lines.append(f"import {quote(stmt.path.value)}" + trailing(slot.trailing))
+            return
+        if isinstance(stmt, ast.ModelDecl):
+            self._lead_in(slot, self._hoisted(stmt.span.start, stmt.body.span.start), 0, first, apart)
+            self._body(stmt.body, f"model {stmt.name.name}", 0)
+            self.lines[-1] += trailing(slot.trailing)
             return
         keyword = "profile" if isinstance(stmt, ast.Profile) else "deployment"
         header = f"{keyword} {stmt.name.name}"

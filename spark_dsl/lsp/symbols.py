@@ -46,12 +46,13 @@ def document_symbols(module: ast.Module, positions: TextPositions) -> list[types
             )
             continue
         is_profile = isinstance(stmt, ast.Profile)
+        keyword = "model" if isinstance(stmt, ast.ModelDecl) else "profile" if is_profile else "deployment"
         extends = ", ".join(p.name for p in stmt.extends)
         symbols.append(
             types.DocumentSymbol(
                 name=stmt.name.name,
                 kind=types.SymbolKind.Interface if is_profile else types.SymbolKind.Module,
-                detail=("profile" if is_profile else "deployment") + (f" extends {extends}" if extends else ""),
+                detail=keyword + (f" extends {extends}" if extends else ""),
                 range=positions.range(stmt.span),
                 selection_range=positions.range(stmt.name.span),
                 children=[_entry(e, positions) for e in stmt.body.entries],

@@ -148,7 +148,20 @@ class Deployment:
     span: Span
 
 
-Statement = Import | Profile | Deployment
+@dataclass(frozen=True, slots=True)
+class ModelDecl:
+    """`model NAME { body }`: a model declared in the language (docs/models.md).
+
+    `extends` is always empty (a model extends nothing); it is there so that code walking the
+    named statements reads profiles, deployments and models alike."""
+
+    name: Ident
+    extends: tuple[Ident, ...]
+    body: Body
+    span: Span
+
+
+Statement = Import | Profile | Deployment | ModelDecl
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,3 +191,7 @@ class Module:
     @property
     def deployments(self) -> tuple[Deployment, ...]:
         return tuple(s for s in self.statements if isinstance(s, Deployment))
+
+    @property
+    def models(self) -> tuple[ModelDecl, ...]:
+        return tuple(s for s in self.statements if isinstance(s, ModelDecl))

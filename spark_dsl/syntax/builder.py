@@ -157,8 +157,14 @@ class AstBuilder:
     def deployment(self, c: list[Any]) -> ast.Deployment:
         return ast.Deployment(*self._decl(c))
 
+    def model_decl(self, c: list[Any]) -> ast.ModelDecl:
+        keyword, name_tok, lbrace, body_entries, rbrace = c
+        body = ast.Body(tuple(body_entries), Span(_span(lbrace).start, _span(rbrace).end))
+        return ast.ModelDecl(ast.Ident(_name(name_tok), _span(name_tok)), (), body, _node_span(keyword, rbrace))
+
     def extends(self, c: list[Any]) -> tuple[ast.Ident, ...]:
-        return tuple(ast.Ident(_name(t), _span(t)) for t in c if t.type == "NAME")
+        # `model` is a name here too (grammar/spark.lark: a keyword only where a statement starts).
+        return tuple(ast.Ident(_name(t), _span(t)) for t in c if t.type in ("NAME", "MODEL"))
 
     # bodies
     def body(self, entries: list[Any]) -> list[Any]:

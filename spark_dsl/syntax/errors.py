@@ -30,6 +30,7 @@ _WORDS = {
     "IMPORT": '"import"',
     "PROFILE": '"profile"',
     "DEPLOYMENT": '"deployment"',
+    "MODEL": '"model"',
     "EXTENDS": '"extends"',
     "TRUE": '"true"',
     "FALSE": '"false"',
@@ -43,6 +44,9 @@ _ORDER = list(_WORDS)
 
 def _expected_words(expected: set[str]) -> list[str]:
     names = set(expected)
+    if "NAME" in names:
+        # `model` is a name wherever a name may stand; only where a statement starts is it a word of its own.
+        names.discard("MODEL")
     words: list[str] = []
     if {"NAME", "STRING", "NUMBER", "QUANTITY"} <= names:
         names -= _VALUE_STARTS
@@ -166,8 +170,8 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput, lexer: Lex
     if (
         expected == {"LBRACE"}
         and len(before) >= 2
-        and before[-2].type == "NAME"
-        and before[-1].type in ("NAME", "STRING")
+        and (before[-2].type == "NAME" or (before[-2].type == "MODEL" and _in_body(before)))
+        and before[-1].type in ("NAME", "MODEL", "STRING")
     ):
         return _missing_equals(text, file, before[-2], before[-1])
     words = _expected_words(expected)
@@ -191,6 +195,14 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput, lexer: Lex
         label=f"expected {_join(words)}",
         help=help_text,
     )
+
+
+def _in_body(before: list[Token]) -> bool:
+    """Whether the tokens leave a `{` open: `model x` there is a key without "=", not a declaration."""
+    depth = 0
+    for tok in before:
+        depth += 1 if tok.type == "LBRACE" else -1 if tok.type == "RBRACE" else 0
+    return depth > 0
 
 
 def _missing_equals(text: str, file: str, key: Token, value: Token) -> Diagnostic:
