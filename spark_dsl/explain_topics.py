@@ -115,6 +115,7 @@ def _accelerator_topic(acc: catalog.Accelerator) -> Topic:
 def _model_topic(model: catalog.Model) -> Topic:
     arch = model.architecture
     checkpoints = ", ".join(f"{c.id} ({c.weights_gb:g} GB)" for c in model.checkpoints.values())
+    draft = model.draft
     return Topic(
         f"model `{model.id}`",
         (
@@ -125,7 +126,7 @@ def _model_topic(model: catalog.Model) -> Topic:
             ("attention", f"{arch.kv_heads} KV heads: tensor parallelism must divide them (SPK219)"),
             ("experts", f"{arch.routed_experts} routed, {arch.experts_per_token} per token (SPK220)"),
             ("checkpoints", checkpoints),
-            ("draft", f"{model.draft.name} ({model.draft.weights_gb:g} GB), {model.draft.repository}"),
+            ("draft", "none" if draft is None else f"{draft.name} ({draft.weights_gb:g} GB), {draft.repository}"),
         ),
     )
 

@@ -55,6 +55,11 @@ def test_cross_file_references_are_checked(tmp_path: Path, monkeypatch: pytest.M
             r"vendors\.amd\.attention_instead: 'flashinfer' is not a amd backend",
         ),
         (
+            "model: muse-spark-open",
+            "model: muse-spark",
+            r"recipe\.yaml: model: 'muse-spark' is not in models\.yaml",
+        ),
+        (
             "checkpoints: [bf16, mxfp4, nvfp4, bf16-to-mxfp4]",
             "checkpoints: [bf16, mxfp4, nvfp4]",
             r"recipe\.yaml: checkpoints: .* are not the models'",
@@ -131,3 +136,33 @@ def test_vllm_version_is_one_pin() -> None:
     assert catalog.VLLM_VERSION == cat.vllm_version == "0.33.0"
     assert cat.image("nvidia") == "vllm/vllm-openai:v0.33.0"
     assert cat.image("amd") == "vllm/vllm-openai-rocm:v0.33.0"
+
+
+def test_issue15_facts_every_model_needs() -> None:
+    """Checkpoint dtypes, FP8 support, the draft's vLLM method and the recipe's model (issue 15)."""
+    cat = catalog.load()
+    muse = cat.recipe_model()
+    assert cat.recipe.model == muse.id == "muse-spark-open"
+    assert {k: v.dtype for k, v in muse.checkpoints.items()} == {
+        "bf16": "bf16",
+        "nvfp4": "nvfp4",
+        "mxfp4": "mxfp4",
+        "bf16-to-mxfp4": "mxfp4",
+    }
+    assert muse.draft is not None and muse.draft.method == "dspark"
+    assert all(a.fp8 for a in cat.accelerators.values())
+    # Today's FP4 facts carry over unchanged: the Blackwell parts only.
+    assert {a.id for a in cat.accelerators.values() if a.fp4} == {"b200", "b300", "gb200", "gb300"}
+
+
+def test_a_checkpoint_dtype_outside_the_four_is_a_schema_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "catalog"
+    shutil.copytree(build.CATALOG_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (copy / "models.yaml").read_text()
+    assert "        dtype: nvfp4\n" in text
+    (copy / "models.yaml").write_text(text.replace("        dtype: nvfp4\n", "        dtype: fp16\n"))
+    monkeypatch.setattr(build, "CATALOG_DIR", copy)
+    with pytest.raises(
+        build.CatalogError, match=r"models\.yaml: models\.muse-spark-open\.checkpoints\.nvfp4\.dtype: 'fp16'"
+    ):
+        build.load_sources()

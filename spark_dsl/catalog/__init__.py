@@ -10,12 +10,20 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 SNAPSHOT = Path(__file__).resolve().parent / "snapshot.json"
 
 # The views are NamedTuples, not dataclasses: a check loads the catalog on its cold path, and a
 # NamedTuple class is created in about a seventh of the time of a frozen dataclass.
+
+# A fact's source: the catalog's `sources` mapping, fact (a field's dotted path, or a prefix that
+# covers every field under it) -> URL or publisher file at a pinned revision.
+NO_SOURCES: Mapping[str, str] = MappingProxyType({})
 
 
 class Accelerator(NamedTuple):
@@ -27,7 +35,10 @@ class Accelerator(NamedTuple):
     gpus_per_node: int
     validated: bool
     fp4: bool
+    # FP8 tensor cores (Hopper, Blackwell, CDNA3, CDNA4): what an `fp8` checkpoint needs.
+    fp8: bool
     note: str | None = None
+    sources: Mapping[str, str] = NO_SOURCES
 
 
 class Checkpoint(NamedTuple):
@@ -35,6 +46,9 @@ class Checkpoint(NamedTuple):
     repository: str
     weights_gb: float
     confirmed: bool
+    # The weights' number format as served: bf16 | fp8 | nvfp4 | mxfp4. A load-time conversion
+    # (`converts_from`) has the format it converts to, as its `weights_gb` has that size.
+    dtype: str
     converts_from: str | None = None
     # Runs only on accelerators with FP4 support (`Accelerator.fp4`).
     needs_fp4: bool = False
@@ -58,6 +72,8 @@ class Architecture(NamedTuple):
 
 class DraftModel(NamedTuple):
     name: str
+    # vLLM's speculative method (`--speculative-config`'s "method").
+    method: str
     repository: str
     weights_gb: float
     num_speculative_tokens: int
@@ -72,7 +88,9 @@ class Model(NamedTuple):
     max_context: int
     modalities: tuple[str, ...]
     checkpoints: dict[str, Checkpoint]
-    draft: DraftModel
+    # The speculative draft model, if the model has one.
+    draft: DraftModel | None
+    sources: Mapping[str, str] = NO_SOURCES
 
 
 class Image(NamedTuple):
@@ -171,6 +189,8 @@ class RequiredSetting(NamedTuple):
 
 
 class Recipe(NamedTuple):
+    # The model the recipe is written for: its recipe-specific rules apply to this model only.
+    model: str
     vllm_version: str
     images: dict[str, Image]
     validated_checkpoints: dict[str, tuple[str, ...]]
@@ -207,6 +227,10 @@ class Catalog(NamedTuple):
 
     def image(self, vendor: str) -> str:
         return f"{self.recipe.images[vendor].repository}:v{self.vllm_version}"
+
+    def recipe_model(self) -> Model:
+        """The model the recipe is written for (`recipe.yaml`'s `model`)."""
+        return self.models[self.recipe.model]
 
     def validated_accelerators(self) -> tuple[Accelerator, ...]:
         return tuple(a for a in self.accelerators.values() if a.validated)
@@ -248,8 +272,13 @@ def _model(model_id: str, raw: dict[str, Any]) -> Model:
         max_context=raw["max_context"],
         modalities=tuple(raw["modalities"]),
         checkpoints={k: Checkpoint(id=k, **v) for k, v in raw["checkpoints"].items()},
-        draft=DraftModel(**raw["draft"]),
+        draft=None if raw.get("draft") is None else DraftModel(**raw["draft"]),
+        sources=MappingProxyType(raw.get("sources", {})),
     )
+
+
+def _accelerator(accelerator_id: str, raw: dict[str, Any]) -> Accelerator:
+    return Accelerator(id=accelerator_id, **{**raw, "sources": MappingProxyType(raw.get("sources", {}))})
 
 
 def _vendor(name: str, raw: dict[str, Any]) -> Vendor:
@@ -274,6 +303,7 @@ def _vendor(name: str, raw: dict[str, Any]) -> Vendor:
 def _recipe(data: dict[str, Any]) -> Recipe:
     th = data["thresholds"]
     return Recipe(
+        model=data["model"],
         vllm_version=data["vllm_version"],
         images={k: Image(**v) for k, v in data["images"].items()},
         validated_checkpoints={k: tuple(v) for k, v in data["validated_checkpoints"].items()},
@@ -306,7 +336,7 @@ def load() -> Catalog:
     data = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
     return Catalog(
         models={k: _model(k, v) for k, v in data["models"].items()},
-        accelerators={k: Accelerator(id=k, **v) for k, v in data["accelerators"].items()},
+        accelerators={k: _accelerator(k, v) for k, v in data["accelerators"].items()},
         recipe=_recipe(data),
     )
 

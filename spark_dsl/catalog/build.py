@@ -56,15 +56,20 @@ def _check_references(data: dict[str, Any]) -> None:
                 f"recipe.yaml: paths.{vendor}.checkpoint: {path['checkpoint']!r} is not "
                 f"in validated_checkpoints.{vendor}"
             )
-    for model_id, model in data["models"].items():
+    # The recipe's checkpoint facts are its model's; other models carry their own checkpoints.
+    model_id = data["model"]
+    recipe_model = data["models"].get(model_id)
+    if recipe_model is None:
+        problems.append(f"recipe.yaml: model: {model_id!r} is not in models.yaml")
+    else:
         for ckpt in data["workload_policy"]:
-            if ckpt not in model["checkpoints"]:
+            if ckpt not in recipe_model["checkpoints"]:
                 problems.append(f"recipe.yaml: workload_policy.{ckpt}: no such checkpoint in models.{model_id}")
-    model_checkpoints = {c for model in data["models"].values() for c in model["checkpoints"]}
-    if set(data["checkpoints"]) != model_checkpoints:
-        problems.append(
-            f"recipe.yaml: checkpoints: {data['checkpoints']} are not the models' {sorted(model_checkpoints)}"
-        )
+        model_checkpoints = set(recipe_model["checkpoints"])
+        if set(data["checkpoints"]) != model_checkpoints:
+            problems.append(
+                f"recipe.yaml: checkpoints: {data['checkpoints']} are not the models' {sorted(model_checkpoints)}"
+            )
     backends = {b["name"]: b["vendors"] for b in data["attention_backends"]}
     for vendor, facts in data["vendors"].items():
         alt = data["accelerators"].get(facts["validated_alternative"])

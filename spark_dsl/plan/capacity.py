@@ -20,7 +20,7 @@ def estimate(plan: Plan, pool: Pool) -> CapacityEstimate | None:
         memory_per_gpu_gb=plan.accelerator.memory_gb,
         utilization=utilization,
         weights_gb=plan.checkpoint.weights_gb,
-        draft_gb=plan.model.draft.weights_gb if speculative.mode == "dspark" else 0.0,
+        draft_gb=plan.model.draft.weights_gb if speculative.mode == "dspark" and plan.model.draft else 0.0,
         kv_bytes_per_token=arch.full_attention_layers * per_layer,
         sliding_bytes_per_token=arch.sliding_window_layers * per_layer,
         sliding_window=arch.sliding_window,

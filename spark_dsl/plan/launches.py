@@ -179,9 +179,9 @@ class LaunchBuilder:
         return ["--limit-mm-per-prompt", _json(left_out)]
 
     def _speculative(self, spec: Speculative) -> list[str]:
-        if spec.mode != "dspark":
-            return []
         draft = self.plan.model.draft
+        if spec.mode != "dspark" or draft is None:
+            return []
         config: dict[str, object] = {
             "method": "dspark",
             "model": draft.repository,

@@ -52,8 +52,8 @@ def staging(plan: Plan) -> Staging:
         served = model_id(plan)
         if not served.startswith("/"):  # an absolute path is on the nodes already
             repositories.append(served)
-    if plan.value("speculative") is not None and plan.value("speculative").mode == "dspark":
-        draft = plan.model.draft
+    draft = plan.model.draft
+    if draft is not None and plan.value("speculative") is not None and plan.value("speculative").mode == "dspark":
         size += draft.weights_gb
         repositories.append(draft.repository)
     return Staging(tuple(repositories), round(size, 3), download, timeout)
