@@ -241,39 +241,14 @@ def _scan(tokens: list[str]) -> tuple[list[FlagProblem], dict[str, str]]:
 
         nargs = action["nargs"]
         if nargs == 0:
-            if dot:
-                problems.append(FlagProblem(token, f"{base} is a switch; it has no fields"))
-            elif eq:
-                problems.append(FlagProblem(token, f"{base} is a switch and takes no value"))
-            elif i < len(tokens) and not _looks_like_option(tokens[i]):
-                problems.append(FlagProblem(base, f"{base} is a switch and takes no value (got {tokens[i]!r})"))
-                i += 1
+            problem, i = _switch_problem(tokens, i, token, base, bool(dot), bool(eq))
+            problems += [problem] if problem is not None else []
             continue
 
-        # The values this occurrence takes, the way argparse collects them.
-        values: list[str] = []
-        if eq:
-            values = [inline]
-        elif nargs in ("+", "*"):
-            while i < len(tokens) and not _looks_like_option(tokens[i]):
-                values.append(tokens[i])
-                i += 1
-        elif nargs == "?":
-            if i < len(tokens) and not _looks_like_option(tokens[i]):
-                values.append(tokens[i])
-                i += 1
-        else:
-            want = 1 if nargs is None else int(nargs)
-            while len(values) < want and i < len(tokens) and not _looks_like_option(tokens[i]):
-                values.append(tokens[i])
-                i += 1
-            if len(values) < want:
-                problems.append(FlagProblem(base, f"{base} expects a value"))
-                continue
-        if nargs == "+" and not values:
-            problems.append(FlagProblem(base, f"{base} expects at least one value"))
+        values, i, problem = _take_values(tokens, i, base, nargs, inline if eq else None)
+        if problem is not None:
+            problems.append(problem)
             continue
-
         if dot:  # --json-arg.key value: vLLM folds these into one JSON object per option
             value: Any = values[0] if values else ""
             with contextlib.suppress(json.JSONDecodeError, TypeError):
@@ -281,17 +256,59 @@ def _scan(tokens: list[str]) -> tuple[list[FlagProblem], dict[str, str]]:
             dotted.setdefault(dest, {})[path.removesuffix("+")] = value
             continue
         for value in values:
-            choices = action["choices"]
-            err = (choices is not None and _check_choices(base, choices, value)) or _check_type(
-                base, action["type"], value
-            )
-            if err:
-                problems.append(FlagProblem(base, err))
-            else:
-                problems.extend(_check_deferred(base, dest, value))
+            problems.extend(_check_value(base, dest, action, value))
     if "speculative_config" in dotted and "speculative_config" not in seen:
         problems.extend(_check_spec_config("--speculative-config", dotted["speculative_config"]))
     return problems, seen
+
+
+def _switch_problem(
+    tokens: list[str], i: int, token: str, base: str, dot: bool, eq: bool
+) -> tuple[FlagProblem | None, int]:
+    """A switch (`--enable-x`) given fields, an `=value`, or followed by a value (which the scan
+    then skips, so it is not reported again as a stray positional); and where the scan goes on."""
+    if dot:
+        return FlagProblem(token, f"{base} is a switch; it has no fields"), i
+    if eq:
+        return FlagProblem(token, f"{base} is a switch and takes no value"), i
+    if i < len(tokens) and not _looks_like_option(tokens[i]):
+        return FlagProblem(base, f"{base} is a switch and takes no value (got {tokens[i]!r})"), i + 1
+    return None, i
+
+
+def _take_values(
+    tokens: list[str], i: int, base: str, nargs: Any, inline: str | None
+) -> tuple[list[str], int, FlagProblem | None]:
+    """The values one occurrence of an option takes, the way argparse collects them, the index the
+    scan goes on from, and the problem when too few follow."""
+    if inline is not None:
+        return [inline], i, None
+    values: list[str] = []
+    if nargs in ("+", "*"):
+        while i < len(tokens) and not _looks_like_option(tokens[i]):
+            values.append(tokens[i])
+            i += 1
+        if nargs == "+" and not values:
+            return values, i, FlagProblem(base, f"{base} expects at least one value")
+        return values, i, None
+    if nargs == "?":
+        if i < len(tokens) and not _looks_like_option(tokens[i]):
+            return [tokens[i]], i + 1, None
+        return values, i, None
+    want = 1 if nargs is None else int(nargs)
+    while len(values) < want and i < len(tokens) and not _looks_like_option(tokens[i]):
+        values.append(tokens[i])
+        i += 1
+    if len(values) < want:
+        return values, i, FlagProblem(base, f"{base} expects a value")
+    return values, i, None
+
+
+def _check_value(base: str, dest: str, action: dict[str, Any], value: str) -> list[FlagProblem]:
+    """One value against the option's choices and type, then the checks vLLM defers to later."""
+    choices = action["choices"]
+    err = (choices is not None and _check_choices(base, choices, value)) or _check_type(base, action["type"], value)
+    return [FlagProblem(base, err)] if err else _check_deferred(base, dest, value)
 
 
 def _headless_problems(seen: dict[str, str]) -> list[FlagProblem]:

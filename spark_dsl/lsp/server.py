@@ -171,6 +171,8 @@ def guarded(default: Any) -> Callable[[Handler], Handler]:
     return wrap
 
 
+# Long: the server's method table, one short handler per LSP method registered where it is
+# written (pygls registers features with decorators on a server instance).
 def build_server() -> SparkServer:
     server = SparkServer()
 
