@@ -123,6 +123,9 @@ class FastParser:
         except Exception as err:  # a callback's SyntaxProblem, say: Lark reports it in its order
             raise GiveUp from err
 
+    # Long: the scanner and the LALR driver in one loop, with the table and the stacks in locals,
+    # because it runs once per token of every spec: a function call per token or per reduction
+    # would be paid on every check (issue 14's speed goals).
     def _parse(self, text: str, comments: list[ast.Comment]) -> Any:
         states, match, ignore, keywords = self.states, self.pattern.match, self.ignore, self.keywords
         new_token = str.__new__

@@ -40,7 +40,6 @@ def load() -> dict[str, Any]:
 def generate() -> dict[str, Any]:
     """The table of grammar/spark.lark as Lark builds it now (no cache)."""
     from lark import Lark
-    from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
     from lark.parsers.lalr_analysis import Shift
     from lark.parsers.lalr_parser_state import ParseConf
 
@@ -62,51 +61,16 @@ def generate() -> dict[str, Any]:
     (start,) = lark.options.start
     conf = ParseConf(inner.parse_table, inner.callbacks, start)
 
-    # States and rules numbered in the order a walk from the start state meets them.
-    number: dict[int, int] = {conf.start_state: 0}
-    order = [conf.start_state]
-    rules: dict[Any, int] = {}
-    for state in order:
-        for symbol in sorted(conf.states[state]):
-            action, arg = conf.states[state][symbol]
-            if action is Shift:
-                if arg not in number:
-                    number[arg] = len(order)
-                    order.append(arg)
-            elif arg not in rules:
-                rules[arg] = len(rules)
-    assert len(order) == len(conf.states), "every state is reachable from the start"
-
+    number, order, rules = _numbered(conf)
     states = []
     for state in order:
         actions = {}
         for symbol, (action, arg) in sorted(conf.states[state].items()):
             actions[symbol] = number[arg] if action is Shift else -1 - rules[arg]
         states.append(actions)
-
-    def steps(callback: Any) -> tuple[list[Any], str | None]:
-        """The wrappers of Lark's callback, outermost first, and the AstBuilder method at the end."""
-        out: list[Any] = []
-        while True:
-            if isinstance(callback, ExpandSingleChild):
-                out.append(["expand1"])
-            elif isinstance(callback, ChildFilterLALR_NoPlaceholders):
-                out.append(["filter", [[i, expand, 0] for i, expand in callback.to_include], 0])
-            elif isinstance(callback, ChildFilterLALR):
-                out.append(["filter", [list(t) for t in callback.to_include], callback.append_none])
-            elif getattr(callback, "__self__", None) is not None:
-                name = callback.__name__
-                assert getattr(AstBuilder, name, None) is not None, name
-                return out, name
-            elif getattr(callback, "func", None) is not None:  # Lark's default: a helper list
-                return out, None
-            else:
-                raise ValueError(f"a callback the driver cannot replay: {callback!r}")
-            callback = callback.node_builder
-
     rule_specs = []
     for rule in sorted(rules, key=rules.__getitem__):
-        wrappers, method = steps(conf.callbacks[rule])
+        wrappers, method = _callback_steps(conf.callbacks[rule])
         rule_specs.append(
             {"origin": rule.origin.name, "size": len(rule.expansion), "steps": wrappers, "method": method}
         )
@@ -129,3 +93,49 @@ def render(table: dict[str, Any]) -> str:
 
 if __name__ == "__main__":
     sys.stdout.write(render(generate()))
+
+
+def _numbered(conf: Any) -> tuple[dict[int, int], list[int], dict[Any, int]]:
+    """States and rules numbered in the order a walk from the start state meets them: (Lark's
+    state -> number, Lark's states in that order, rule -> number)."""
+    from lark.parsers.lalr_analysis import Shift
+
+    number: dict[int, int] = {conf.start_state: 0}
+    order = [conf.start_state]
+    rules: dict[Any, int] = {}
+    for state in order:
+        for symbol in sorted(conf.states[state]):
+            action, arg = conf.states[state][symbol]
+            if action is Shift:
+                if arg not in number:
+                    number[arg] = len(order)
+                    order.append(arg)
+            elif arg not in rules:
+                rules[arg] = len(rules)
+    assert len(order) == len(conf.states), "every state is reachable from the start"
+    return number, order, rules
+
+
+def _callback_steps(callback: Any) -> tuple[list[Any], str | None]:
+    """The wrappers of Lark's callback, outermost first, and the AstBuilder method at the end."""
+    from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
+
+    from spark_dsl.syntax.builder import AstBuilder
+
+    out: list[Any] = []
+    while True:
+        if isinstance(callback, ExpandSingleChild):
+            out.append(["expand1"])
+        elif isinstance(callback, ChildFilterLALR_NoPlaceholders):
+            out.append(["filter", [[i, expand, 0] for i, expand in callback.to_include], 0])
+        elif isinstance(callback, ChildFilterLALR):
+            out.append(["filter", [list(t) for t in callback.to_include], callback.append_none])
+        elif getattr(callback, "__self__", None) is not None:
+            name = callback.__name__
+            assert getattr(AstBuilder, name, None) is not None, name
+            return out, name
+        elif getattr(callback, "func", None) is not None:  # Lark's default: a helper list
+            return out, None
+        else:
+            raise ValueError(f"a callback the driver cannot replay: {callback!r}")
+        callback = callback.node_builder
