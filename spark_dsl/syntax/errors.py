@@ -124,24 +124,26 @@ def _unclosed_brace(text: str, file: str, open_braces: list[int], pairs: list[tu
     )
 
 
+def _unterminated_string(text: str, file: str, pos: int) -> Diagnostic:
+    end = text.find("\n", pos)
+    end = len(text) if end == -1 else end
+    return Diagnostic(
+        "SPK002",
+        Severity.ERROR,
+        "unterminated string",
+        Location(file, Span(pos, end)),
+        label="this string has no closing quote",
+        help='close the string with `"` on the same line (strings cannot span lines)',
+    )
+
+
 def describe_syntax_error(text: str, file: str, err: UnexpectedInput, lexer: Lexer) -> Diagnostic:
     from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
     if isinstance(err, UnexpectedCharacters):
         pos = err.pos_in_stream or 0
         ch = text[pos] if pos < len(text) else ""
-        if ch == '"':
-            end = text.find("\n", pos)
-            end = len(text) if end == -1 else end
-            return Diagnostic(
-                "SPK002",
-                Severity.ERROR,
-                "unterminated string",
-                Location(file, Span(pos, end)),
-                label="this string has no closing quote",
-                help='close the string with `"` on the same line (strings cannot span lines)',
-            )
-        return _unexpected_character(text, file, pos, ch)
+        return _unterminated_string(text, file, pos) if ch == '"' else _unexpected_character(text, file, pos, ch)
 
     assert isinstance(err, UnexpectedToken)
     tok = err.token
@@ -155,17 +157,15 @@ def describe_syntax_error(text: str, file: str, err: UnexpectedInput, lexer: Lex
     if tok.type == "$END":
         start = end = len(text.rstrip())
     span = Span(start, max(end, start))
-    if tok.type == "RBRACE" and "RBRACE" not in expected:
-        _, _, stray = _brace_pairs(text, lexer)
-        if start in stray:
-            return Diagnostic(
-                "SPK003",
-                Severity.ERROR,
-                "unmatched `}`",
-                Location(file, span),
-                label="no block is open here",
-                help="remove this `}`, or add the `{` it was meant to close",
-            )
+    if tok.type == "RBRACE" and "RBRACE" not in expected and start in _brace_pairs(text, lexer)[2]:
+        return Diagnostic(
+            "SPK003",
+            Severity.ERROR,
+            "unmatched `}`",
+            Location(file, span),
+            label="no block is open here",
+            help="remove this `}`, or add the `{` it was meant to close",
+        )
     before = _tokens_before(text, start, lexer)
     if (
         expected == {"LBRACE"}
