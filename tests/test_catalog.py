@@ -166,3 +166,43 @@ def test_a_checkpoint_dtype_outside_the_four_is_a_schema_error(tmp_path: Path, m
         build.CatalogError, match=r"models\.yaml: models\.muse-spark-open\.checkpoints\.nvfp4\.dtype: 'fp16'"
     ):
         build.load_sources()
+
+
+def _catalog_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, old: str, new: str) -> None:
+    copy = tmp_path / "catalog"
+    shutil.copytree(build.CATALOG_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (copy / name).read_text()
+    assert text.count(old) >= 1, old
+    (copy / name).write_text(text.replace(old, new, 1))
+    monkeypatch.setattr(build, "CATALOG_DIR", copy)
+
+
+def test_every_accelerator_fact_has_a_source() -> None:
+    cat = catalog.load()
+    for acc in cat.accelerators.values():
+        assert set(acc.sources) == {"memory_gb", "fp8", "fp4"}, acc.id
+        assert all(s.startswith(("https://", "recipe: ")) for s in acc.sources.values()), acc.id
+
+
+def test_an_accelerator_fact_without_a_source_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _catalog_copy(
+        tmp_path,
+        monkeypatch,
+        "accelerators.yaml",
+        "      memory_gb: https://docs.nvidia.com/launchpad/ai/h100-mig/latest/h100-mig-gpu.html\n",
+        "",
+    )
+    with pytest.raises(build.CatalogError, match=r"accelerators\.h100: memory_gb has no source"):
+        build.load_sources()
+
+
+def test_a_source_for_no_fact_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _catalog_copy(tmp_path, monkeypatch, "accelerators.yaml", "      fp8: https://", "      fp8x: https://")
+    with pytest.raises(build.CatalogError, match=r"accelerators\.b200\.sources\.fp8x: names no fact"):
+        build.load_sources()
+
+
+def test_a_source_is_a_url_a_pinned_file_or_the_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _catalog_copy(tmp_path, monkeypatch, "accelerators.yaml", "      fp8: https://", "      fp8: see https://")
+    with pytest.raises(build.CatalogError, match=r"accelerators\.b200\.sources\.fp8: 'see https://"):
+        build.load_sources()

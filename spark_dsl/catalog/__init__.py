@@ -34,6 +34,8 @@ class Accelerator(NamedTuple):
     memory_gb: float
     gpus_per_node: int
     validated: bool
+    # NVFP4 tensor cores (Blackwell): what a `needs_fp4` checkpoint needs. AMD CDNA4 has FP4
+    # (MXFP4) units but no NVFP4, so it is false there (accelerators.yaml says why).
     fp4: bool
     # FP8 tensor cores (Hopper, Blackwell, CDNA3, CDNA4): what an `fp8` checkpoint needs.
     fp8: bool

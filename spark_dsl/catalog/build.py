@@ -70,6 +70,7 @@ def _check_references(data: dict[str, Any]) -> None:
             problems.append(
                 f"recipe.yaml: checkpoints: {data['checkpoints']} are not the models' {sorted(model_checkpoints)}"
             )
+    problems += _check_sources(data)
     backends = {b["name"]: b["vendors"] for b in data["attention_backends"]}
     for vendor, facts in data["vendors"].items():
         alt = data["accelerators"].get(facts["validated_alternative"])
@@ -83,6 +84,58 @@ def _check_references(data: dict[str, Any]) -> None:
             problems.append(f"recipe.yaml: vendors.{vendor}.attention_instead: {instead!r} is not a {vendor} backend")
     if problems:
         raise CatalogError("\n".join(problems))
+
+
+# The facts of an accelerator that need a source (its name, vendor and node shape are not claims
+# about the hardware the checks lean on).
+ACCELERATOR_FACTS = ("memory_gb", "fp8", "fp4")
+MODEL_FACTS = ("total_params_b", "active_params_b", "max_context", "modalities")
+CHECKPOINT_FACTS = ("repository", "weights_gb", "dtype")
+
+
+def model_facts(model: dict[str, Any]) -> list[str]:
+    """The dotted paths of a model's facts: what its `sources` must cover."""
+    facts = [f for f in MODEL_FACTS if f in model]
+    facts += [f"architecture.{k}" for k in model["architecture"]]
+    facts += [f"checkpoints.{c}.{k}" for c in model["checkpoints"] for k in CHECKPOINT_FACTS]
+    facts += [f"draft.{k}" for k in model.get("draft") or {}]
+    return facts
+
+
+def _covers(key: str, fact: str) -> bool:
+    return fact == key or fact.startswith(key + ".")
+
+
+def _source_problems(where: str, facts: list[str], sources: dict[str, str], required: bool) -> list[str]:
+    """A fact without a source (when `required`), or a source for no fact (a misspelt key)."""
+    problems = [
+        f"{where}.sources.{key}: names no fact (the facts are {', '.join(facts)})"
+        for key in sources
+        if not any(_covers(key, fact) for fact in facts)
+    ]
+    if required:
+        problems += [
+            f"{where}: {fact} has no source: add `sources: {{{fact}: URL}}` (or a prefix of it)"
+            for fact in facts
+            if not any(_covers(key, fact) for key in sources)
+        ]
+    return problems
+
+
+def _check_sources(data: dict[str, Any]) -> list[str]:
+    """Every fact of a shipped model (but the recipe's own, which the recipe states) and of every
+    accelerator has a source; every source names a fact."""
+    problems = []
+    for model_id, model in data["models"].items():
+        required = model_id != data["model"]
+        problems += _source_problems(
+            f"models.yaml: models.{model_id}", model_facts(model), model.get("sources", {}), required
+        )
+    for acc_id, acc in data["accelerators"].items():
+        problems += _source_problems(
+            f"accelerators.yaml: accelerators.{acc_id}", list(ACCELERATOR_FACTS), acc.get("sources", {}), True
+        )
+    return problems
 
 
 def render_snapshot(data: dict[str, Any]) -> str:
