@@ -86,9 +86,9 @@ def render(entries: list[Entry]) -> str:
     """
     head = f'{{\n  "generator": "spark build",\n  "version": {VERSION},\n  "deployments": '
     if not entries:
-        return _escape_surrogates(head + "[]\n}") + "\n"
-    body = ",\n".join(_entry_text(e) for e in sorted(entries, key=lambda e: e.name))
-    return _escape_surrogates(f"{head}[\n{body}\n  ]\n}}") + "\n"
+        return _escape_surrogates(head + "[]\n}\n")
+    texts = [_entry_text(e) for e in sorted(entries, key=lambda e: e.name)]
+    return _escape_surrogates("".join((head, "[\n", ",\n".join(texts), "\n  ]\n}\n")))
 
 
 def render_reference(entries: list[Entry]) -> str:
@@ -98,13 +98,19 @@ def render_reference(entries: list[Entry]) -> str:
         "version": VERSION,
         "deployments": [e.document() for e in sorted(entries, key=lambda e: e.name)],
     }
-    return _escape_surrogates(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+    return _escape_surrogates(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 def _escape_surrogates(text: str) -> str:
     # A spec name that is not UTF-8 carries its bytes as lone surrogates (U+DC80..U+DCFF): written
-    # as JSON escapes, the manifest stays UTF-8 and reads back to the same path.
-    return re.sub("[\udc80-\udcff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+    # as JSON escapes, the manifest stays UTF-8 and reads back to the same path. (Searched first:
+    # a copy of the whole text only when there is one.)
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _string(value: str | None) -> str:

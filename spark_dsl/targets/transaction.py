@@ -15,7 +15,8 @@ The order, and why each step leaves the folder consistent if the process dies ri
    retired folder is renamed to `DIR/.spark-build-old-NAME`. Where the system cannot exchange, a
    folder is renamed to `.spark-build-old-NAME` and the staged one into place.
 4. **Final manifest.** The manifest without `previous`, and without the retired folders. This
-   rename is the commit point.
+   rename is the commit point. (When every changed folder is new, the in-flight manifest already
+   is the final one, and the synced swaps are the commit.)
 5. **Clean up** the `.spark-build-*` entries (the old contents).
 
 Any error before the commit point (a full disk, a permission, an interrupt) undoes the swaps done
@@ -269,7 +270,8 @@ def apply(out_dir: Path, change: Change) -> None:
             _retire(out_dir, name)
             removed.append(name)
         _sync(out_dir)
-        write_manifest(out_dir, change.final_manifest)
+        if change.final_manifest != change.in_flight_manifest:  # equal when every folder is new
+            write_manifest(out_dir, change.final_manifest)
     except BaseException:
         _undo(out_dir, change, swapped, removed, in_flight)
         raise

@@ -355,7 +355,11 @@ class Build:
     def stage(self, output: DeploymentOutput) -> None:
         """Writes `output`'s folder beside its place if it changes; keeps its names and hashes only."""
         files = _encoded(output)
-        state = inspect(self.out_dir / output.name)
+        try:
+            state = inspect(self.out_dir / output.name)
+        except OSError as err:  # reported by `commit`, so the renderers' diagnostics all still come
+            self.failure = self.failure or err
+            return
         seen = _seen(output, files, state)
         entry = self.previous.entries.get(output.name)
         if state.kind in ("link", "other"):
@@ -385,7 +389,9 @@ class Build:
         assert staged == plan.writes, "the commit swaps in exactly the folders staged for it"
         final = render(plan.entries)
         if plan.writes or plan.removals:
-            change = transaction.Change(plan.writes, plan.removals, render(plan.in_flight), final, self.previous.text)
+            # Into an empty folder the in-flight manifest is the final one: one text, not two.
+            in_flight = final if plan.in_flight == plan.entries else render(plan.in_flight)
+            change = transaction.Change(plan.writes, plan.removals, in_flight, final, self.previous.text)
             transaction.apply(out_dir, change)
         elif self.previous.text != final:
             transaction.write_manifest(out_dir, final)
