@@ -345,6 +345,44 @@ CODES = [
         "profile c0 { }\nprofile c1 extends c0 { }\n# ... up to c999: a chain of at most 1,000 profiles",
     ),
     CodeDoc(
+        "SPK126",
+        "error",
+        "model declaration leaves out a fact",
+        "A `model NAME { }` declaration has no `layers`, `hidden_size`, `query_heads`, "
+        "`kv_heads`, `head_dim` or `max_context`; a `checkpoint` block has no `repository` or "
+        "`size`; a `draft` block has no `method`, `repository` or `size`. The fix adds the key "
+        "with an example value to replace with the model's own.",
+        "Every rule that reads the model (parallelism against its heads, capacity from its "
+        "dimensions, context against its limit) needs these facts; docs/models.md lists them "
+        "and where a model's config.json gives each.",
+        "model my-llama {\n  layers      = 32\n  query_heads = 32\n  head_dim    = 128\n}",
+        "model my-llama {\n  layers      = 32\n  query_heads = 32\n  kv_heads    = 8\n  head_dim    = 128\n}",
+    ),
+    CodeDoc(
+        "SPK127",
+        "error",
+        "model facts contradict each other",
+        "A declared model's facts cannot all be true: `kv_heads` that does not divide "
+        "`query_heads`, more `sliding_window_layers` than `layers` or no `sliding_window` for them, "
+        "`experts` without `experts_per_token` or fewer experts than `experts_per_token`, no "
+        "`checkpoint` block, or a checkpoint whose `dtype` is not its label.",
+        "Grouped-query attention gives each KV head a whole group of query heads; the capacity "
+        "estimate counts full-attention layers as `layers - sliding_window_layers`.",
+        "model my-llama {\n  query_heads = 32\n  kv_heads    = 12\n}",
+        "model my-llama {\n  query_heads = 32\n  kv_heads    = 8\n}",
+    ),
+    CodeDoc(
+        "SPK128",
+        "error",
+        "model declared twice",
+        "A `model` declaration has the name of a shipped catalog model, or two declarations of "
+        "one name meet in a file and its imports.",
+        "`model = NAME` must name one model. A shipped model's facts are cited in the catalog; a "
+        "declaration may not quietly replace them.",
+        "model muse-spark-open {",
+        "model my-llama {",
+    ),
+    CodeDoc(
         "SPK901",
         "error",
         "literal secret",

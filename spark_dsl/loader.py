@@ -10,6 +10,7 @@ from pathlib import Path
 from spark_dsl import files as spec_files
 from spark_dsl.diagnostics import DiagnosticSink, Fix, Note
 from spark_dsl.extends import ExtendsResolver, Resolved
+from spark_dsl.model_schema import DeclaredModel
 from spark_dsl.schema import deployment_schema
 from spark_dsl.span import LineIndex, Location, Span
 from spark_dsl.syntax import ast
@@ -57,6 +58,8 @@ class ResolvedDeployment:
     source: SourceFile
     body: TypedBody
     profiles: tuple[str, ...]
+    # The declared model `model = NAME` names (docs/models.md), None for a shipped catalog model.
+    model: DeclaredModel | None = None
 
 
 @dataclass
@@ -68,6 +71,7 @@ class Loader:
     overlays: dict[Path, str] = field(default_factory=dict)
     files: dict[Path, SourceFile] = field(default_factory=dict)
     _scopes: dict[Path, dict[str, ProfileDef]] = field(default_factory=dict)
+    _model_scopes: dict[Path, dict[str, DeclaredModel]] = field(default_factory=dict)
     _loading: list[Path] = field(default_factory=list)
     # Each path resolved once per run: a spec's import of a shared file, and the file itself,
     # cost a walk of every folder above them each time (most of a clean spec's import).
@@ -255,9 +259,91 @@ class Loader:
             return None
         return self.source(target, via=(source, imp))
 
+    # ---- declared models ------------------------------------------------------
+
+    def model_scope(self, source: SourceFile) -> dict[str, DeclaredModel]:
+        """The models declared in a file and its import closure, as profiles are seen (`scope`)."""
+        found = self._model_scopes.get(source.path)
+        if found is not None:
+            return found
+        self.scope(source)  # the import closure, each import reported once
+        scope: dict[str, DeclaredModel] = {}
+        self._model_scopes[source.path] = scope
+        module = source.module
+        if module is None:
+            return scope
+        for node in module.models:
+            self._add_model(scope, DeclaredModel(node, source), source, None)
+        for imp in module.imports:
+            imported = self._imported(source, imp)
+            if imported is not None:
+                for decl in self.model_scope(imported).values():
+                    self._add_model(scope, decl, source, imp)
+        return scope
+
+    def _imported(self, source: SourceFile, imp: ast.Import) -> SourceFile | None:
+        """A file an import brought in, already loaded by `scope` (None if it could not be)."""
+        resolved = self._resolve(source.path.parent / imp.path.value)
+        return None if isinstance(resolved, spec_files.Unreadable) else self.files.get(resolved)
+
+    def _add_model(
+        self, scope: dict[str, DeclaredModel], decl: DeclaredModel, source: SourceFile, via: ast.Import | None
+    ) -> None:
+        from spark_dsl import catalog
+
+        name = decl.node.name.name
+        existing = scope.get(name)
+        if existing is not None and existing.node is decl.node:
+            return
+        if via is None and name in catalog.load().models:
+            self.sink.error(
+                "SPK128",
+                f"model `{name}` is already a shipped catalog model",
+                source.name,
+                decl.node.name.span,
+                label="declared again here",
+                help=f"rename the declaration (e.g. `{name}-custom`), or drop it and use the catalog's `{name}`",
+            )
+            return
+        if existing is None:
+            scope[name] = decl
+            return
+        where, label = (
+            (decl.node.name.span, "declared again here")
+            if via is None
+            else (via.span, f"brings in a second model `{name}`")
+        )
+        self.sink.error(
+            "SPK128",
+            f"model `{name}` is declared twice",
+            source.name,
+            where,
+            label=label,
+            help="rename one of the declarations; model names are unique across a file and its imports",
+            notes=(
+                Note("first declared here", Location(existing.source.name, existing.node.name.span)),
+                Note("also declared here", Location(decl.source.name, decl.node.name.span)),
+            ),
+        )
+
+    def checked_model(self, decl: DeclaredModel) -> TypedBody | None:
+        """A declaration's body, checked once where it is written; None when it is not sound."""
+        if not decl.checked:
+            from spark_dsl.model_schema import FactCheck, model_schema
+
+            decl.checked = True
+            checker = BodyChecker(decl.source.name, self.sink, text=decl.source.text)
+            body = checker.check(decl.node.body, model_schema(), decl.node.name.span)
+            sound = FactCheck(decl, body, self.sink).run()
+            decl.typed = body if sound and not body.has_invalid() else None
+        return decl.typed
+
     def typed_profile(self, prof: ProfileDef) -> TypedBody:
         if prof.typed is None:
-            checker = BodyChecker(prof.source.name, self.sink, profile=prof.node.name.name, text=prof.source.text)
+            models = tuple(self.model_scope(prof.source))
+            checker = BodyChecker(
+                prof.source.name, self.sink, profile=prof.node.name.name, text=prof.source.text, models=models
+            )
             prof.typed = checker.check(prof.node.body, deployment_schema(), prof.node.name.span)
         return prof.typed
 
@@ -329,6 +415,10 @@ class Loader:
         if module is None:
             return []
         scope = self.scope(source)
+        models = self.model_scope(source)
+        for decl in models.values():
+            if decl.source is source:
+                self.checked_model(decl)
         for prof in scope.values():
             if prof.source is source:
                 self.resolved_profile(prof, None)
@@ -337,12 +427,15 @@ class Loader:
             name = node.name.name
             self._check_name(node, source)
             base, profiles = self._merge_parents(node.extends, scope, source, name)
-            checker = BodyChecker(source.name, self.sink, deployment=name, text=source.text)
+            checker = BodyChecker(source.name, self.sink, deployment=name, text=source.text, models=tuple(models))
             own = checker.check(node.body, deployment_schema(), node.name.span)
             body = base.merged_with(own)
             body.origin = own.origin
             self._check_required(node, source, body)
-            out.append(ResolvedDeployment(name, node, source, body, profiles))
+            used = models.get(body.value("model"))
+            if used is not None:
+                self.checked_model(used)  # checked in its own file, even when only imported
+            out.append(ResolvedDeployment(name, node, source, body, profiles, used))
         return out
 
     def _check_name(self, node: ast.Deployment, source: SourceFile) -> None:
@@ -400,7 +493,7 @@ def _without_parent(source: SourceFile, ident: ast.Ident) -> Span | None:
     at = ident.span.start
     k = bisect_right(statements, at, key=lambda s: s.span.start) - 1
     statement = statements[k] if k >= 0 else None
-    if not isinstance(statement, ast.Profile | ast.Deployment):
+    if not isinstance(statement, ast.Profile | ast.Deployment):  # a model declaration extends nothing
         return None
     names = statement.extends
     i = bisect_left(names, at, key=lambda n: n.span.start)

@@ -11,7 +11,9 @@ def estimate(plan: Plan, pool: Pool) -> CapacityEstimate | None:
         return None
     arch = plan.model.architecture
     dtype_bytes = catalog.load().recipe.kv_cache_dtypes[plan.value("kv_cache_dtype")]
-    per_layer = 2 * arch.kv_heads * arch.head_dim * dtype_bytes
+    # K and V of every KV head; vLLM keeps each KV head on TP / KV-heads ranks when TP exceeds them.
+    replicated = pool.tp // arch.kv_heads if pool.tp > arch.kv_heads and not pool.tp % arch.kv_heads else 1
+    per_layer = 2 * arch.kv_heads * replicated * arch.head_dim * dtype_bytes
     speculative = plan.value("speculative")
     utilization = plan.value("gpu_memory_utilization") or plan.thresholds.gpu_memory_utilization
     return CapacityEstimate(

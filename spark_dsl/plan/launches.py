@@ -170,12 +170,14 @@ class LaunchBuilder:
     def _modalities(self) -> list[str]:
         from spark_dsl.schema import MODALITIES
 
+        # Only what the model itself takes can be left out: a text-only model gets no flag.
+        model = set(self.plan.model.modalities)
         chosen = tuple(self.plan.value("modalities"))
-        if set(chosen) == set(MODALITIES):
+        if set(chosen) >= model:
             return []
         if chosen == ("text",):
             return ["--language-model-only"]
-        left_out = {m: 0 for m in MODALITIES if m not in chosen and m != "text"}
+        left_out = {m: 0 for m in MODALITIES if m in model and m not in chosen and m != "text"}
         return ["--limit-mm-per-prompt", _json(left_out)]
 
     def _speculative(self, spec: Speculative) -> list[str]:

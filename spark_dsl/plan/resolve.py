@@ -6,10 +6,11 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from spark_dsl import catalog
-from spark_dsl.catalog import PathDefaults
+from spark_dsl.catalog import Model, PathDefaults
 from spark_dsl.loader import ResolvedDeployment
+from spark_dsl.model_schema import to_catalog_model
 from spark_dsl.plan.capacity import estimate_all
-from spark_dsl.plan.model import RECIPE_DEFAULT, Block, Plan, Pool, Resolved
+from spark_dsl.plan.model import DEFAULT, RECIPE_DEFAULT, Block, Plan, Pool, Resolved
 from spark_dsl.schema import deployment_schema
 from spark_dsl.units import format_count
 from spark_dsl.values import Parallel, Speculative, TypedBody
@@ -78,16 +79,23 @@ class PlanBuilder:
         self.body = dep.body
         self.cat = catalog.load()
 
+    def _model(self) -> Model | None:
+        """The catalog model `model` names, or the declared one (docs/models.md) as the same shape."""
+        declared = self.dep.model
+        if declared is not None:
+            typed = declared.typed
+            return None if typed is None else to_catalog_model(declared.node.name.name, typed)
+        return self.cat.models.get(self.body.value("model"))
+
     def build(self) -> Plan | None:
         body = self.body
-        model_id = body.value("model")
-        acc_id = body.value("accelerator")
-        if model_id not in self.cat.models or acc_id not in self.cat.accelerators:
+        model = self._model()
+        accelerator = self.cat.accelerators.get(body.value("accelerator"))
+        if model is None or accelerator is None:
             return None
-        model = self.cat.models[model_id]
-        accelerator = self.cat.accelerators[acc_id]
         path = accelerator.vendor
-        defaults = self.cat.path_defaults(path)
+        # A model outside the recipe gets none of the recipe's path defaults (`_generic`).
+        defaults = self.cat.path_defaults(path) if model.id == self.cat.recipe.model else None
         settings: dict[str, Resolved] = {
             "model": Resolved.from_setting(body.get("model")),  # type: ignore[arg-type]
             "accelerator": Resolved.from_setting(body.get("accelerator")),  # type: ignore[arg-type]
@@ -95,22 +103,12 @@ class PlanBuilder:
         settings["gpus"] = _explicit(body, "gpus") or Resolved(
             accelerator.gpus_per_node, f"{accelerator.display_name} default"
         )
-        # Checkpoint: an accelerator outside the recipe gets no default.
-        ckpt = _explicit(body, "checkpoint")
-        if ckpt is None and accelerator.validated:
-            ckpt = Resolved(defaults.checkpoint, RECIPE_DEFAULT)
-        if ckpt is not None:
-            settings["checkpoint"] = ckpt
+        if defaults is None:
+            self._generic(settings, model)
+        else:
+            self._recipe_path(settings, defaults, accelerator.validated)
+        ckpt = settings.get("checkpoint")
         checkpoint = model.checkpoints.get(ckpt.value) if ckpt else None
-
-        for key in ("frontend", "max_model_len", "prefix_caching", "chunked_prefill", "model_runner"):
-            explicit = _explicit(body, key)
-            if explicit is not None:
-                settings[key] = explicit
-            elif getattr(defaults, key) is not None:
-                settings[key] = Resolved(getattr(defaults, key), RECIPE_DEFAULT)
-        modalities = _explicit(body, "modalities")
-        settings["modalities"] = modalities or Resolved(defaults.modalities, RECIPE_DEFAULT)
         for key in _PASSTHROUGH:
             explicit = _explicit(body, key)
             if explicit is not None:
@@ -127,8 +125,9 @@ class PlanBuilder:
                 if s is not None:
                     settings[key] = Resolved.from_setting(s)
 
-        self._parallel_and_draft(settings, path, defaults, concurrency, goal)
-        self._attention(settings, path, defaults)
+        if defaults is not None:
+            self._parallel_and_draft(settings, path, defaults, concurrency, goal)
+            self._attention(settings, path, defaults)
         pools, disaggregated = self._pools(settings)
         self._runtime(settings, accelerator.vendor, disaggregated)
         plan = Plan(
@@ -144,6 +143,48 @@ class PlanBuilder:
             disaggregated=disaggregated,
         )
         return replace(plan, capacity=estimate_all(plan))
+
+    def _recipe_path(self, settings: dict[str, Resolved], defaults: PathDefaults, validated: bool) -> None:
+        """The recipe model's settings the spec leaves out: its path's defaults."""
+        body = self.body
+        # Checkpoint: an accelerator outside the recipe gets no default.
+        ckpt = _explicit(body, "checkpoint")
+        if ckpt is None and validated:
+            ckpt = Resolved(defaults.checkpoint, RECIPE_DEFAULT)
+        if ckpt is not None:
+            settings["checkpoint"] = ckpt
+        for key in ("frontend", "max_model_len", "prefix_caching", "chunked_prefill", "model_runner"):
+            explicit = _explicit(body, key)
+            if explicit is not None:
+                settings[key] = explicit
+            elif getattr(defaults, key) is not None:
+                settings[key] = Resolved(getattr(defaults, key), RECIPE_DEFAULT)
+        modalities = _explicit(body, "modalities")
+        settings["modalities"] = modalities or Resolved(defaults.modalities, RECIPE_DEFAULT)
+
+    def _generic(self, settings: dict[str, Resolved], model: Model) -> None:
+        """A model outside the recipe: what the spec writes, else the model's first checkpoint,
+        TP over the node's GPUs, no draft, vLLM's own attention backend and defaults (docs/models.md)."""
+        body = self.body
+        first = next(iter(model.checkpoints), None)
+        ckpt = _explicit(body, "checkpoint")
+        if ckpt is None and first is not None:
+            ckpt = Resolved(first, f"{DEFAULT}: the model's first checkpoint")
+        if ckpt is not None:
+            settings["checkpoint"] = ckpt
+        for key in ("frontend", "max_model_len", "prefix_caching", "chunked_prefill", "model_runner", "attention"):
+            explicit = _explicit(body, key)
+            if explicit is not None:
+                settings[key] = explicit
+        settings["modalities"] = _explicit(body, "modalities") or Resolved(model.modalities, "the model's modalities")
+        par = _explicit(body, "parallel")
+        settings["parallel"] = (
+            par if par is not None and not par.value.auto else Resolved(Parallel(has_tp=True), DEFAULT)
+        )
+        spec = _explicit(body, "speculative")
+        settings["speculative"] = (
+            spec if spec is not None and spec.value.mode != "auto" else Resolved(Speculative("none"), DEFAULT)
+        )
 
     def _runtime(self, settings: dict[str, Resolved], vendor: str, disaggregated: bool) -> None:
         """The network fabric and, under P/D, the router's image: shown by `spark plan`."""

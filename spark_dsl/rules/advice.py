@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from spark_dsl import catalog
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.plan.resolve import parse_parallel
-from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.registry import Finding, recipe_only, rule
 
 
 def _workload(plan: Plan) -> int | None:
@@ -44,6 +44,7 @@ def _conc_note(plan: Plan) -> tuple[str, Resolved]:
     return (f"workload.concurrency = {conc.value}", conc)
 
 
+@recipe_only
 @rule(
     "SPK401",
     "warning",
@@ -66,6 +67,7 @@ def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK402",
     "warning",
@@ -95,6 +97,7 @@ def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK403",
     "warning",
@@ -117,6 +120,7 @@ def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK404",
     "warning",
@@ -141,6 +145,7 @@ def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK405",
     "warning",
@@ -168,6 +173,7 @@ def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK406",
     "warning",

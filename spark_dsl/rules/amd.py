@@ -10,10 +10,11 @@ from spark_dsl import catalog
 from spark_dsl.edits import remove_entry
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.parallelism import nodes_resolved
-from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.registry import Finding, recipe_only, rule
 from spark_dsl.rules.suggest import pool_parallel, set_parallel, spelled
 
 
+@recipe_only
 @rule(
     "SPK204",
     "error",
@@ -44,6 +45,7 @@ def _block_resolved(plan: Plan, kind: str) -> Resolved | None:
     return plan.spec.block(kind).header(True)
 
 
+@recipe_only
 @rule(
     "SPK205",
     "error",
@@ -70,6 +72,7 @@ def amd_no_disaggregation(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK206",
     "error",
@@ -102,21 +105,24 @@ def _required_setting_rule(req: catalog.RequiredSetting) -> None:
             yield Finding(req.message, s, f"use `{req.key} = {req.good}`", replace_with=req.good)
 
     example = catalog.load().vendor(req.vendor).validated_alternative
-    rule(
-        req.code,
-        "error",
-        req.title,
-        checks=f"`{req.key} = {req.bad}` on an {req.vendor.upper()} accelerator.",
-        basis=req.basis,
-        failing=f"accelerator = {example}\n{req.key} = {req.bad}",
-        fixed=f"accelerator = {example}\n{req.key} = {req.good}",
-    )(check)
+    recipe_only(
+        rule(
+            req.code,
+            "error",
+            req.title,
+            checks=f"`{req.key} = {req.bad}` on an {req.vendor.upper()} accelerator.",
+            basis=req.basis,
+            failing=f"accelerator = {example}\n{req.key} = {req.bad}",
+            fixed=f"accelerator = {example}\n{req.key} = {req.good}",
+        )(check)
+    )
 
 
 for _required in catalog.load().recipe.required_settings:
     _required_setting_rule(_required)
 
 
+@recipe_only
 @rule(
     "SPK216",
     "error",

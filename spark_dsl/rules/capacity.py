@@ -50,10 +50,14 @@ def _replica(est: CapacityEstimate, plan: Plan) -> str:
 
 def _smaller_checkpoints(plan: Plan, est: CapacityEstimate) -> str | None:
     """A validated checkpoint of this vendor whose weights fit the replica, if one does."""
-    validated = catalog.load().recipe.validated_checkpoints[plan.path]
+    cat = catalog.load()
+    # The recipe's model: the checkpoints its vendor validates; any other model: its own.
+    recipe = plan.model.id == cat.recipe.model
+    candidates = cat.recipe.validated_checkpoints[plan.path] if recipe else tuple(plan.model.checkpoints)
     fits = [
-        c for c in validated
-        if plan.model.checkpoints[c].weights_gb <= est.memory_per_replica_gb
+        c for c in candidates
+        if c in plan.model.checkpoints
+        and plan.model.checkpoints[c].weights_gb <= est.memory_per_replica_gb
         and (not plan.model.checkpoints[c].needs_fp4 or plan.accelerator.fp4)
     ]  # fmt: skip
     return fits[0] if fits else None

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from spark_dsl import catalog
 from spark_dsl.diagnostics import Severity
 from spark_dsl.plan.model import Plan
-from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.registry import Finding, recipe_only, rule
 
 
 def _spelled_list(ids: list[str]) -> str:
@@ -39,6 +39,7 @@ def _downgrade(plan: Plan) -> Severity | None:
     return Severity.WARNING if plan.value("allow_unvalidated") else None
 
 
+@recipe_only
 @rule(
     "SPK201",
     "error",
@@ -64,6 +65,7 @@ def accelerator_validated(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK202",
     "error",
@@ -107,6 +109,7 @@ def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK222",
     "error",

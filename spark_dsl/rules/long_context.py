@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.capacity import max_num_seqs_allowed
-from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.registry import Finding, recipe_only, rule
 from spark_dsl.rules.suggest import replace_or_add
 from spark_dsl.units import format_count
 
@@ -49,6 +49,7 @@ def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK212",
     "error",
@@ -73,6 +74,7 @@ def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
                 return
 
 
+@recipe_only
 @rule(
     "SPK213",
     "error",
@@ -107,6 +109,7 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK214",
     "error",
@@ -132,6 +135,7 @@ def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK215",
     "error",

@@ -138,7 +138,7 @@ def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
     gpus = plan.settings["gpus"]
     whole = plan.accelerator.gpus_per_node
     for pool in plan.pools:
-        if not heads % pool.tp:
+        if not heads % pool.tp or not pool.tp % heads:  # a multiple: vLLM replicates the KV heads (SPK224)
             continue
         message = f"tensor-parallel size {pool.tp} does not divide the model's {heads} KV heads"
         if pool.tp != gpus.value and not heads % gpus.value:  # `tp(N)` other than the node's GPUs
@@ -149,7 +149,9 @@ def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
             yield Finding(message, gpus, f"use all {whole} GPUs of a node: `gpus = {whole}`", replace_with=str(whole))
         else:
             at = pool.parallel if pool.parallel.explicit else gpus
-            yield Finding(message, at, "use a tensor-parallel size of 1, 2, 4, 8 or 16")
+            sizes = [str(n) for n in range(1, heads + 1) if not heads % n]
+            listed = ", ".join(sizes[:-1]) + " or " + sizes[-1] if len(sizes) > 1 else sizes[0]
+            yield Finding(message, at, f"use a tensor-parallel size of {listed}")
         return
 
 

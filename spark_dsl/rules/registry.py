@@ -42,6 +42,19 @@ class Rule:
 
 
 _RULES: dict[str, Rule] = {}
+# The checks of the recipe's own rules: they apply only to plans of the recipe's model
+# (`recipe.yaml`'s `model`); every other rule applies to every model (docs/models.md).
+_RECIPE_CHECKS: set[Check] = set()
+
+
+def recipe_only(fn: Check) -> Check:
+    """Marks a registered rule as the recipe's: written above its `@rule(...)`."""
+    _RECIPE_CHECKS.add(fn)
+    return fn
+
+
+def is_recipe_rule(rule_: Rule) -> bool:
+    return rule_.check in _RECIPE_CHECKS
 
 
 def registered() -> dict[str, Rule]:

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 
 from spark_dsl import catalog
 from spark_dsl.plan.model import Plan
-from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.registry import Finding, recipe_only, rule
 
 
+@recipe_only
 @rule(
     "SPK210",
     "error",
@@ -38,6 +39,7 @@ def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
         )
 
 
+@recipe_only
 @rule(
     "SPK221",
     "error",

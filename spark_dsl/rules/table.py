@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from spark_dsl import catalog
 from spark_dsl.diagnostics import Diagnostic
 from spark_dsl.plan.model import Plan
 from spark_dsl.rules import (
@@ -16,13 +17,14 @@ from spark_dsl.rules import (
     capacity,
     hardware,
     long_context,
+    models,
     parallelism,
     safety,
     speculative,
     structure,
     targets,
 )
-from spark_dsl.rules.registry import Rule, registered, to_diagnostic
+from spark_dsl.rules.registry import Rule, is_recipe_rule, registered, to_diagnostic
 
 # The recipe's hard constraints (SPK2xx) are split by topic: hardware (SPK201, SPK202, SPK222),
 # parallelism (SPK203, SPK217-SPK220), amd (SPK204-SPK209, SPK216), long_context (SPK211-SPK215),
@@ -33,6 +35,7 @@ RULE_MODULES = (
     capacity,
     hardware,
     long_context,
+    models,
     parallelism,
     safety,
     speculative,
@@ -52,8 +55,17 @@ def all_rules() -> tuple[Rule, ...]:
     return tuple(rules[c] for c in sorted(rules))
 
 
+@cache
+def generic_rules() -> tuple[Rule, ...]:
+    """The rules for a model outside the recipe: all but the recipe's own (`recipe_only`)."""
+    return tuple(r for r in all_rules() if not is_recipe_rule(r))
+
+
 def run_rules(plan: Plan) -> list[Diagnostic]:
-    """Every rule's findings on a plan, with overlapping codes left out as RULES.md says."""
-    found = [(rule_, finding) for rule_ in all_rules() for finding in rule_.check(plan)]
+    """Every rule's findings on a plan, with overlapping codes left out as RULES.md says.
+
+    The recipe's own rules run only on plans of the recipe's model."""
+    rules = all_rules() if plan.model.id == catalog.load().recipe.model else generic_rules()
+    found = [(rule_, finding) for rule_ in rules for finding in rule_.check(plan)]
     fired = {rule_.code for rule_, _ in found}
     return [to_diagnostic(plan, r, f) for r, f in found if not (r.suppressed_by & fired)]

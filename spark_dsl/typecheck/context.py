@@ -66,6 +66,8 @@ class Context:
     text: str = ""
     # The setting being read, for a fix that removes it.
     entry: Span | None = None
+    # The models declared in the file's import closure (`model NAME { }`), which `model = NAME` may name.
+    models: tuple[str, ...] = ()
 
     def error(self, code: str, message: str, span: Span, **extra: Any) -> None:
         self.sink.error(code, message, self.file, span, deployment=self.deployment, **extra)

@@ -48,15 +48,17 @@ def read_model(ctx: Context, key: KeySpec, value: ast.Value) -> str:
     else:
         ctx.wrong_type(key, value, key.symbols[0])
         raise AssertionError  # pragma: no cover
-    if word not in key.symbols:
+    if word not in key.symbols and word not in ctx.models:
         listing = ", ".join(f"`{s}`" for s in key.symbols)
+        # Declared models (docs/models.md) are named after the catalog's when the file sees any.
+        declared = f"; declared here: {', '.join(f'`{m}`' for m in ctx.models)}" if ctx.models else ""
         ctx.suggest(
             "SPK117",
             f"unknown model `{word}`",
             span,
             word,
-            key.symbols,
-            f"the catalog knows {listing}; to serve other weights of a known model "
+            (*key.symbols, *ctx.models),
+            f"the catalog knows {listing}{declared}; to serve other weights of a known model "
             'set `runtime { model_path = "..." }`',
             quote,
             otherwise=replacement(f"write `{key.symbols[0]}`", ctx.file, span, key.symbols[0]),

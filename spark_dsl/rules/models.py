@@ -1,0 +1,129 @@
+"""What any model's shape asks of a deployment (SPK223-SPK225): tensor parallelism against the
+attention heads, vLLM's replication of KV heads, and the checkpoint's weight format against the
+accelerator. They read the model's facts only, so they hold for shipped and declared models alike
+(docs/models.md); SPK219 (TP divides the KV heads), SPK220 (EP divides the experts), SPK211
+(context) and SPK301-SPK304 (capacity) are the other rules every model gets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_dsl import catalog
+from spark_dsl.diagnostics import Severity
+from spark_dsl.plan.model import Plan
+from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.suggest import spelled
+from spark_dsl.values import Parallel
+
+
+def _divisors(n: int) -> str:
+    sizes = [str(d) for d in range(1, n + 1) if not n % d]
+    return sizes[0] if len(sizes) == 1 else ", ".join(sizes[:-1]) + " or " + sizes[-1]
+
+
+@rule(
+    "SPK223",
+    "error",
+    "tensor-parallel size does not divide the attention heads",
+    checks="The tensor-parallel size must divide the model's query (attention) heads.",
+    basis="vLLM splits the attention heads evenly across TP ranks and refuses to start otherwise "
+    "(`Total number of attention heads must be divisible by tensor parallel size`).",
+    failing="deployment qwen {\n  model       = qwen-3b   # 16 query heads, 2 KV heads\n"
+    "  accelerator = h100\n  gpus        = 6\n}",
+    fixed="deployment qwen {\n  model       = qwen-3b\n  accelerator = h100\n  gpus        = 2\n}",
+    # A TP that does not divide the KV heads does not divide the query heads either: SPK219 says it.
+    suppressed_by=("SPK219",),
+)
+def tp_divides_query_heads(plan: Plan) -> Iterator[Finding]:
+    heads = plan.model.architecture.query_heads
+    gpus = plan.settings["gpus"]
+    for pool in plan.pools:
+        if heads % pool.tp:
+            at = pool.parallel if pool.parallel.explicit else gpus
+            yield Finding(
+                f"tensor-parallel size {pool.tp} does not divide the {heads} attention heads of `{plan.model.id}`",
+                at,
+                f"use a tensor-parallel size of {_divisors(heads)}",
+                label=f"TP {pool.tp}",
+            )
+            return
+
+
+@rule(
+    "SPK224",
+    "info",
+    "KV heads replicated across tensor-parallel ranks",
+    checks="The tensor-parallel size is a multiple of the model's KV heads but larger: each KV head is "
+    "kept on TP / KV-heads ranks, so the KV cache per token grows by that factor.",
+    basis="vLLM replicates the KV heads when the tensor-parallel size exceeds them "
+    "(vLLM's QKVParallelLinear); the capacity estimate counts each head once per rank that holds it.",
+    failing="deployment qwen {\n  model       = qwen-3b   # 2 KV heads\n"
+    "  accelerator = h100\n  gpus        = 4   # TP 4\n}",
+    fixed="deployment qwen {\n  model       = qwen-3b\n  accelerator = h100\n  gpus        = 2\n}",
+    suppressed_by=("SPK223",),
+)
+def kv_heads_replicated(plan: Plan) -> Iterator[Finding]:
+    heads = plan.model.architecture.kv_heads
+    gpus = plan.settings["gpus"]
+    for pool in plan.pools:
+        if pool.tp > heads and not pool.tp % heads:
+            at = pool.parallel if pool.parallel.explicit else gpus
+            fitting = spelled(Parallel(heads, True, pool.ep, pool.dp))
+            yield Finding(
+                f"tensor-parallel size {pool.tp} exceeds the {heads} KV heads of `{plan.model.id}`: "
+                f"vLLM keeps each KV head on {pool.tp // heads} ranks",
+                at,
+                f"to hold each KV head once, use `parallel = {fitting}` (and data parallelism for the other GPUs)",
+                label="KV heads replicated",
+            )
+            return
+
+
+def _missing_support(plan: Plan) -> str | None:
+    """What the checkpoint's weight format needs that the accelerator lacks: `fp4` for the formats
+    the catalog marks `needs_fp4`, or the format itself where the accelerator lists it (`fp8`)."""
+    checkpoint, acc = plan.checkpoint, plan.accelerator
+    if checkpoint is None:
+        return None
+    if checkpoint.needs_fp4:
+        return None if acc.fp4 else "fp4"
+    capability = checkpoint.dtype
+    if capability in catalog.Accelerator._fields and not getattr(acc, capability):
+        return capability
+    return None
+
+
+@rule(
+    "SPK225",
+    "error",
+    "checkpoint format the accelerator cannot run",
+    checks="The checkpoint's weight format needs hardware the accelerator lacks: FP4 formats "
+    "(NVFP4) need an accelerator with FP4, FP8 weights one with FP8.",
+    basis="Catalog facts: each accelerator's `fp4` and `fp8` (NVIDIA Blackwell has FP4; Hopper, "
+    "Blackwell, CDNA3 and CDNA4 have FP8), each checkpoint's `dtype`.",
+    failing='model tiny-fp4 {\n  checkpoint nvfp4 {\n    repository = "example-org/tiny-nvfp4"\n  }\n}\n\n'
+    "deployment tiny {\n  model       = tiny-fp4\n  accelerator = h100   # Hopper: no FP4\n}",
+    fixed="deployment tiny {\n  model       = tiny-fp4\n  accelerator = b200\n}",
+    # The recipe's model: SPK202 says it, with the recipe's validated checkpoints.
+    suppressed_by=("SPK202",),
+)
+def checkpoint_runs(plan: Plan) -> Iterator[Finding]:
+    missing = _missing_support(plan)
+    if missing is None or plan.checkpoint is None:
+        return
+    cat = catalog.load()
+    able = [a.id for a in cat.accelerators.values() if getattr(a, missing) and a.vendor == plan.accelerator.vendor]
+    able = able or [a.id for a in cat.accelerators.values() if getattr(a, missing)]
+    others = [c for c in plan.model.checkpoints.values() if not c.needs_fp4 or plan.accelerator.fp4]
+    others = [c for c in others if c.dtype not in catalog.Accelerator._fields or getattr(plan.accelerator, c.dtype)]
+    ckpt = plan.settings.get("checkpoint")
+    instead = f"`checkpoint = {others[0].id}`, or " if others and ckpt is not None and ckpt.explicit else ""
+    yield Finding(
+        f"checkpoint `{plan.checkpoint.id}` has {plan.checkpoint.dtype} weights, which need "
+        f"{missing.upper()} support; `{plan.accelerator.id}` has none",
+        plan.settings["accelerator"],
+        f"use {instead}an accelerator with {missing.upper()} (`accelerator = {able[0]}`)" if able else "",
+        label=f"no {missing.upper()}",
+        severity=Severity.ERROR,
+        replace_with=None if instead else (able[0] if able else None),
+    )

@@ -1,0 +1,130 @@
+"""Declared models (issue 15): imported like profiles, checked once, resolved into the catalog's
+`Model` shape, planned with the generic path defaults, checked by the model-generic rules only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spark_dsl.pipeline import RunResult, run
+from spark_dsl.rules.registry import is_recipe_rule
+from spark_dsl.rules.table import all_rules
+
+# Llama 3.1 8B Instruct's config.json (meta-llama/Llama-3.1-8B-Instruct): 32 layers, hidden 4096,
+# 32 attention heads, 8 KV heads, head_dim 4096 / 32 = 128, 131,072 positions.
+LLAMA = """model my-llama {
+  display_name = "Llama 3.1 8B Instruct"
+  layers       = 32
+  hidden_size  = 4096
+  query_heads  = 32
+  kv_heads     = 8
+  head_dim     = 128
+  max_context  = 128K
+  checkpoint bf16 {
+    repository = "meta-llama/Llama-3.1-8B-Instruct"
+    size       = 16_060_522_496B
+  }
+}
+"""
+
+DEPLOYMENT = """import "models/llama.spark"
+
+deployment llama-h100 {
+  model       = my-llama
+  accelerator = h100
+  target shell {}
+}
+"""
+
+
+def _run(tmp_path: Path, files: dict[str, str], spec: str = "spec.spark") -> RunResult:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return run([tmp_path / spec], tmp_path)
+
+
+def test_an_imported_model_plans_with_the_generic_defaults(tmp_path: Path) -> None:
+    result = _run(tmp_path, {"models/llama.spark": LLAMA, "spec.spark": DEPLOYMENT})
+    assert result.diagnostics == []
+    (plan,) = result.plans
+    assert plan.model.id == "my-llama" and plan.model.display_name == "Llama 3.1 8B Instruct"
+    arch = plan.model.architecture
+    assert (arch.layers, arch.kv_heads, arch.full_attention_layers, arch.sliding_window_layers) == (32, 8, 32, 0)
+    assert plan.checkpoint is not None and plan.checkpoint.repository == "meta-llama/Llama-3.1-8B-Instruct"
+    assert plan.settings["checkpoint"].origin == "default: the model's first checkpoint"
+    assert plan.value("parallel").spelled() == "tp" and plan.value("speculative").mode == "none"
+    # No recipe default for a model outside the recipe: vLLM decides these.
+    for key in ("frontend", "max_model_len", "attention", "prefix_caching", "chunked_prefill", "model_runner"):
+        assert key not in plan.settings, key
+
+
+def test_the_capacity_of_a_declared_model_is_its_dimensions_by_hand(tmp_path: Path) -> None:
+    (plan,) = _run(tmp_path, {"models/llama.spark": LLAMA, "spec.spark": DEPLOYMENT}).plans
+    (est,) = plan.capacity
+    # K and V x 8 KV heads x 128 x 2 bytes (bf16 KV cache: `auto`) x 32 layers = 131,072 B/token.
+    assert est.kv_bytes_per_token == 2 * 8 * 128 * 2 * 32 == 131_072
+    assert est.weights_gb == 16.060522496
+    assert est.memory_per_replica_gb == 588.8  # 8 x 80 GB x 0.92
+    # 128K = 131,072 tokens x 131,072 B = 17.18 GB per sequence.
+    assert est.sequence_tokens == 131_072 and est.sequence_bytes == 131_072 * 131_072
+
+
+def test_launches_of_a_declared_model_hold_only_documented_flags(tmp_path: Path) -> None:
+    result = _run(tmp_path, {"models/llama.spark": LLAMA, "spec.spark": DEPLOYMENT})
+    ((launch,),) = [p.launches for p in result.planned()]
+    text = " ".join(str(a) for a in launch.argv)
+    assert "meta-llama/Llama-3.1-8B-Instruct" in text and "--tensor-parallel-size 8" in text
+    for recipe_only in ("--language-model-only", "--attention-backend", "--speculative-config", "--async"):
+        assert recipe_only not in text
+    assert not [k for k, _ in launch.env if k.startswith("VLLM_")]
+
+
+def test_recipe_rules_are_marked_and_skip_other_models(tmp_path: Path) -> None:
+    recipe = {r.code for r in all_rules() if is_recipe_rule(r)}
+    assert {"SPK201", "SPK202", "SPK204", "SPK207", "SPK210", "SPK212", "SPK221", "SPK222", "SPK401"} <= recipe
+    assert not recipe & {"SPK203", "SPK211", "SPK217", "SPK219", "SPK220", "SPK223", "SPK301", "SPK303"}
+    # h100 is outside the recipe: SPK201 for Muse Spark Open, nothing for a declared model.
+    spec = DEPLOYMENT.replace("model       = my-llama", "model       = my-llama\n  checkpoint  = bf16")
+    assert _run(tmp_path, {"models/llama.spark": LLAMA, "spec.spark": spec}).diagnostics == []
+    muse = "deployment m {\n  model       = muse-spark-open\n  accelerator = h100\n  checkpoint  = nvfp4\n}\n"
+    codes = {d.code for d in _run(tmp_path, {"muse.spark": muse}, "muse.spark").diagnostics}
+    assert "SPK201" in codes
+
+
+def test_a_model_imported_twice_is_one_model_and_two_are_spk128(tmp_path: Path) -> None:
+    files = {
+        "models/llama.spark": LLAMA,
+        "models/again.spark": 'import "llama.spark"\n',
+        "spec.spark": DEPLOYMENT.replace(
+            'import "models/llama.spark"', 'import "models/llama.spark"\nimport "models/again.spark"'
+        ),
+    }
+    assert _run(tmp_path, files).diagnostics == []
+    files["models/other.spark"] = LLAMA
+    files["spec.spark"] = DEPLOYMENT + 'import "models/other.spark"\n'
+    (dup,) = _run(tmp_path, files).diagnostics
+    assert dup.code == "SPK128" and dup.message == "model `my-llama` is declared twice"
+    assert dup.location is not None and dup.location.file.endswith("spec.spark")
+    assert [n.message for n in dup.notes] == ["first declared here", "also declared here"]
+
+
+def test_an_unknown_model_names_the_declared_ones(tmp_path: Path) -> None:
+    spec = DEPLOYMENT.replace("model       = my-llama", "model       = my-lama")
+    (bad,) = _run(tmp_path, {"models/llama.spark": LLAMA, "spec.spark": spec}).diagnostics
+    assert bad.code == "SPK117" and bad.message == "unknown model `my-lama`; did you mean `my-llama`?"
+    assert bad.help is not None and "declared here: `my-llama`" in bad.help
+
+
+EXPECTED_TYPE_ERRORS = [
+    ("SPK102", '`max_context` takes a count, found string "long"'),
+    ("SPK105", "`kv_heads` must be at least 1, found `0`"),
+]
+
+
+def test_a_declared_model_is_typed_and_ranged_like_any_key(tmp_path: Path) -> None:
+    bad = LLAMA.replace("kv_heads     = 8", "kv_heads     = 0").replace("max_context  = 128K", 'max_context  = "long"')
+    result = _run(tmp_path, {"models/llama.spark": bad, "spec.spark": DEPLOYMENT})
+    found = sorted((d.code, d.message) for d in result.diagnostics)
+    assert found == EXPECTED_TYPE_ERRORS, found
+    assert all(d.location is not None and d.location.file.endswith("llama.spark") for d in result.diagnostics)
+    assert result.plans == []  # an unsound model plans nothing
