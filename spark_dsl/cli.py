@@ -575,11 +575,11 @@ def build(
     With --check (or --diff) nothing is written: every output that is missing, stale or would be
     removed is listed (as a diff with --diff, as an annotation with --format github) and the exit
     status is 1 if there is any."""
-    from spark_dsl.schema import TARGET_KINDS
+    from spark_dsl.targets.registry import kinds
 
-    unknown = [t for t in targets if t not in TARGET_KINDS]
+    unknown = [t for t in targets if t not in kinds()]
     if unknown:
-        _usage(f"unknown target {unknown[0]!r}; targets are {', '.join(TARGET_KINDS)}")
+        _usage(f"unknown target {unknown[0]!r}; targets are {', '.join(kinds())}")
     result = checked_run(paths, root)
     out_dir, root = _build_places(result, paths, out_dir, root)
     try:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spark_dsl.schema import TARGET_KINDS, BlockSpec, KeySpec, Kind, deployment_schema
+from spark_dsl.schema import BlockSpec, KeySpec, Kind, deployment_schema
+from spark_dsl.targets import registry as target_table
 from spark_dsl.units import FAMILY_UNITS
 
-ALL_TARGETS = TARGET_KINDS
+# The built-in targets, from their declarations (targets/registry.py).
+ALL_TARGETS = target_table.kinds()
 # Prefill/decode disaggregation runs on several nodes: only these targets can build it.
-MULTI_NODE = ("shell", "slurm", "kubernetes")
+MULTI_NODE = target_table.multi_node_kinds()
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +191,7 @@ def reference_markdown() -> str:
         "  [language.md](language.md#units)). **default**: what applies when the key is not set;",
         '  "by recipe path" means the recipe\'s choice for the model, accelerator and checkpoint',
         "  (`spark plan` shows it with its origin).",
-        f"- **used by**: the targets ({', '.join(f'`{t}`' for t in TARGET_KINDS)}) whose output the",
+        f"- **used by**: the targets ({', '.join(f'`{t}`' for t in target_table.kinds())}) whose output the",
         "  key changes, and through what; a test builds a reference deployment with and without",
         "  each key and compares.",
         "",

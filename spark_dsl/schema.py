@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
+from spark_dsl.targets import registry as target_table
 from spark_dsl.units import format_duration
-from spark_dsl.values import Volume, spelled
+from spark_dsl.values import spelled
 
 
 class Kind(StrEnum):
@@ -95,9 +96,6 @@ def _keys(*specs: KeySpec) -> dict[str, KeySpec]:
 
 
 MODALITIES = ("text", "image", "audio", "video")
-# `target slurm`'s `time` when the spec leaves it out: the job script, SPK506 and SPK508 read it.
-SLURM_DEFAULT_TIME = 4 * 3600
-TARGET_KINDS = ("shell", "compose", "slurm", "kubernetes", "vllm-config")
 FABRICS = ("infiniband", "roce", "efa", "tcp")
 
 
@@ -118,108 +116,22 @@ def _pool(name: str) -> BlockSpec:
 
 
 def _targets() -> dict[str, BlockSpec]:
-    string_map = Kind.STRING
+    """`target KIND { }`: one body per target, from the declaration at the end of its module."""
     return {
-        "shell": BlockSpec("shell", "a bash script, `serve.sh`, that runs the launch for a rank"),
-        "compose": BlockSpec(
-            "compose",
-            "a Docker Compose file, `compose.yaml`, one service per launch on one host",
-            keys=_keys(
-                KeySpec("project", Kind.STRING, "Compose project name", default="the deployment name"),
-                KeySpec(
-                    "restart",
-                    Kind.SYMBOL,
-                    "restart policy",
-                    symbols=("no", "always", "on-failure", "unless-stopped"),
-                    fallback="unless-stopped",
-                ),
-                KeySpec("model_cache", Kind.STRING, "host path for the model cache", default="a named volume"),
-                # Long enough to load an 816B checkpoint from a warm cache.
-                KeySpec("start_period", Kind.DURATION, "health-check start period", fallback=30 * 60),
-            ),
-        ),
-        "slurm": BlockSpec(
-            "slurm",
-            "a Slurm batch script, `job.sbatch`",
-            keys=_keys(
-                KeySpec("partition", Kind.STRING, "Slurm partition"),
-                KeySpec("account", Kind.STRING, "Slurm account"),
-                KeySpec("qos", Kind.STRING, "Slurm quality of service"),
-                KeySpec("time", Kind.DURATION, "time limit", fallback=SLURM_DEFAULT_TIME),
-                KeySpec(
-                    "container",
-                    Kind.SYMBOL,
-                    "container runtime",
-                    symbols=("pyxis", "apptainer", "none"),
-                    fallback="none",
-                ),
-                KeySpec("output", Kind.STRING, "job output file", fallback="logs/%x-%j.out"),
-                KeySpec("ready_timeout", Kind.DURATION, "how long to wait for /health", fallback=45 * 60),
-            ),
-        ),
-        "kubernetes": BlockSpec(
-            "kubernetes",
-            "Kubernetes objects, `kubernetes.yaml`",
-            keys=_keys(
-                KeySpec("namespace", Kind.STRING, "namespace of every object", fallback="default"),
-                KeySpec("replicas", Kind.INTEGER, "replicas of the deployment", fallback=1, minimum=0),
-                KeySpec(
-                    "service_type",
-                    Kind.SYMBOL,
-                    "Service type",
-                    symbols=("ClusterIP", "NodePort", "LoadBalancer"),
-                    fallback="ClusterIP",
-                ),
-                KeySpec(
-                    "model_cache",
-                    Kind.VOLUME,
-                    'model cache volume: `pvc("name")`, `hostpath("/path")` or `emptydir`',
-                    fallback=Volume("emptydir"),
-                ),
-                KeySpec(
-                    "cache_size",
-                    Kind.SIZE,
-                    "size of the claim spark creates for `model_cache = pvc(...)` (ReadWriteMany over several pods)",
-                    default="none: the claim must exist",
-                ),
-                KeySpec(
-                    "storage_class", Kind.STRING, "storage class of the claim spark creates", default="the cluster's"
-                ),
-                KeySpec(
-                    "ephemeral_storage",
-                    Kind.SIZE,
-                    "ephemeral-storage request of each vLLM pod",
-                    default="the download's size with `emptydir`, else 50GiB",
-                ),
-                KeySpec("cpu", Kind.INTEGER, "CPU cores requested by each vLLM pod", default="4 per GPU", minimum=1),
-                KeySpec("memory", Kind.SIZE, "memory requested by each vLLM pod", default="16GiB per GPU + shm_size"),
-                KeySpec(
-                    "rdma_resource",
-                    Kind.STRING,
-                    "device-plugin resource of the RDMA NICs (`fabric = infiniband` or `roce`)",
-                    fallback="rdma/rdma_shared_device_a",
-                ),
-                KeySpec(
-                    "rdma_devices",
-                    Kind.INTEGER,
-                    "RDMA device-plugin resources each vLLM pod requests (`fabric = infiniband`, `roce` or `efa`)",
-                    default="one per GPU",
-                    minimum=1,
-                ),
-            ),
-            blocks={
-                "node_selector": BlockSpec("node_selector", "node labels pods must match", map_of=string_map),
-                "labels": BlockSpec("labels", "labels added to every object", map_of=string_map),
-                "annotations": BlockSpec("annotations", "annotations added to every pod", map_of=string_map),
-            },
-        ),
-        "vllm-config": BlockSpec("vllm-config", "a `vllm serve --config` file, `vllm-config.yaml`, for one node"),
+        t.kind: BlockSpec(t.kind, t.doc, keys=_keys(*t.keys), blocks={b.name: b for b in t.blocks})
+        for t in target_table.all_targets()
     }
 
 
-@cache
 def deployment_schema() -> BlockSpec:
     """The body of a deployment (and of a profile), with symbols from the catalog."""
+    return _deployment_schema(target_table.generation())
+
+
+# Long: the deployment's keys and blocks are one table of data, read top to bottom.
+# Keyed by the target table's generation: built again only when a target is registered.
+@lru_cache(maxsize=1)
+def _deployment_schema(targets_generation: int) -> BlockSpec:
     from spark_dsl import catalog
 
     cat = catalog.load()

@@ -9,7 +9,8 @@ import pytest
 from spark_dsl.diagnostics import Severity
 from spark_dsl.keys_reference import all_key_paths, reference_markdown, used_by
 from spark_dsl.pipeline import run
-from spark_dsl.targets.build import EMITTERS, build
+from spark_dsl.targets import registry as target_table
+from spark_dsl.targets.build import build
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -144,7 +145,7 @@ NO_OTHER_VALUE = {
     "disaggregation.prefill.nodes": "the node count follows the pool's parallelism",
     "disaggregation.decode.nodes": "the node count follows the pool's parallelism",
 }
-FILE_TARGET = {file_name: kind for kind, (file_name, _) in EMITTERS.items()}
+FILE_TARGET = {t.file_name: t.kind for t in target_table.all_targets()}
 
 
 def _line_key(line: str) -> str:

@@ -10,22 +10,25 @@ from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, remove_entry
 from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
-from spark_dsl.schema import SLURM_DEFAULT_TIME
 from spark_dsl.syntax import ast
-from spark_dsl.units import format_duration
+from spark_dsl.targets import registry as target_table
 from spark_dsl.values import SecretRef, Setting, Volume
 
-_DEFAULT_TIME = format_duration(SLURM_DEFAULT_TIME)
+
+def _slurm_default(key: str) -> str:
+    """The default of a `target slurm` key as docs spell it, from the Slurm target's declaration."""
+    slurm = target_table.find("slurm")
+    assert slurm is not None, "the Slurm rules need the Slurm target"
+    return next(spec.default for spec in slurm.keys if spec.name == key)
+
+
+_DEFAULT_TIME = _slurm_default("time")
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 SLURM_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 COMPOSE_PROJECT = re.compile(r"[a-z0-9][a-z0-9_-]*")
-SINGLE_HOST = {
-    "compose": "Compose runs on one host",
-    "vllm-config": "a vLLM config file describes one node",
-}
 
 
 def _target(plan: Plan, kind: str) -> Block | None:
@@ -59,15 +62,20 @@ def _suggest_label(text: str) -> str:
 
 # ---- every target ---------------------------------------------------------------------------
 
+# The targets that describe one host, as their modules declare them, for SPK501's explain text.
+_SINGLE_HOST = [t.kind for t in target_table.single_host_targets()]
+_FORCED_TOO = [f"`-t {k}`" for k in _SINGLE_HOST[1:]]
+
 
 @rule(
     "SPK501",
     "error",
     "target cannot express this deployment",
     checks="A deployment that needs more than one node (data parallel over nodes, or "
-    "prefill/decode disaggregation) declares `target compose` or `target vllm-config`, "
-    "which describe one host. `spark build -t compose` (or `-t vllm-config`) on such a "
-    "deployment fails the same way.",
+    f"prefill/decode disaggregation) declares {target_table.either([f'`target {k}`' for k in _SINGLE_HOST])}, "
+    f"which describe one host. `spark build -t {_SINGLE_HOST[0]}`"
+    + (f" (or {target_table.either(_FORCED_TOO)})" if _FORCED_TOO else "")
+    + " on such a deployment fails the same way.",
     basis="TARGETS.md: Compose runs one service per launch on a single host, and `vllm serve "
     "--config` holds one node's launch; more than one node is an SPK5xx error for both.",
     failing="nodes    = 2\nparallel = dp(2) + tp + ep\ntarget compose {}",
@@ -77,14 +85,16 @@ def single_host_target(plan: Plan) -> Iterator[Finding]:
     if plan.total_nodes <= 1:
         return
     declared = set(plan.targets)
-    for kind, why in SINGLE_HOST.items():
+    multi = target_table.either([f"`target {k}`" for k in target_table.multi_node_kinds()])
+    for target in target_table.single_host_targets():
+        kind = target.kind
         body = _target(plan, kind)
         if body is not None:
             at = body.header(kind)
             yield Finding(
-                f"`target {kind}` cannot run `{plan.name}`: it needs {plan.total_nodes} nodes and {why}",
+                f"`target {kind}` cannot run `{plan.name}`: it needs {plan.total_nodes} nodes and {target.single_host}",
                 at,
-                "use `target shell`, `target slurm` or `target kubernetes` for more than one node",
+                f"use {multi} for more than one node",
                 label=f"{plan.total_nodes} nodes",
                 fix=_multi_node_target(plan, at, declared),
             )
@@ -100,14 +110,11 @@ def _multi_node_target(plan: Plan, at: Resolved | None, declared: set[str]) -> F
     block = entry_at(source.module, at.location.span)
     if not isinstance(block, ast.Block) or block.label is None:
         return None
-    free = [k for k in MULTI_NODE if k not in declared]
+    free = [k for k in target_table.multi_node_kinds() if k not in declared]
     if free and not block.body.entries:
         declared.add(free[0])
         return replacement(f"use `target {free[0]}`", source.name, block.label.span, free[0])
     return remove_entry(f"remove `target {block.label.name}`", source, at.location.span)
-
-
-MULTI_NODE = ("shell", "slurm", "kubernetes")
 
 
 # ---- Kubernetes -----------------------------------------------------------------------------

@@ -10,21 +10,22 @@ from pathlib import Path
 
 from spark_dsl.diagnostics import Diagnostic, Severity
 from spark_dsl.plan.model import Launch, Plan
-from spark_dsl.schema import TARGET_KINDS
 from spark_dsl.span import Location
-from spark_dsl.targets import codes, compose, kubernetes, shell, slurm, vllm_config
+from spark_dsl.targets import codes
+from spark_dsl.targets import registry as target_table
 from spark_dsl.targets.common import Job, TargetError
+from spark_dsl.targets.registry import Target
 
-# Each target kind, in the schema's order: its file name and its renderer.
-EMITTERS = {
-    "shell": (shell.FILE_NAME, shell.render),
-    "compose": (compose.FILE_NAME, compose.render),
-    "slurm": (slurm.FILE_NAME, slurm.render),
-    "kubernetes": (kubernetes.FILE_NAME, kubernetes.render),
-    "vllm-config": (vllm_config.FILE_NAME, vllm_config.render),
-}
-assert tuple(EMITTERS) == TARGET_KINDS, "every target kind of the schema needs an emitter"
-EXECUTABLE = frozenset({shell.FILE_NAME, slurm.FILE_NAME})
+
+class _ExecutableFiles:
+    """The file names written executable, read from the target table at each question (a target
+    registered later included); the writer asks `file_name in EXECUTABLE`."""
+
+    def __contains__(self, file_name: object) -> bool:
+        return any(t.executable and t.file_name == file_name for t in target_table.all_targets())
+
+
+EXECUTABLE = _ExecutableFiles()
 
 
 @dataclass
@@ -57,9 +58,9 @@ def render_plan(
     output = DeploymentOutput(plan.name, source)
     problems: list[Diagnostic] = []
     for kind in kinds:
-        file_name, render = EMITTERS[kind]
+        target = _declared(kind)
         try:
-            output.files[file_name] = render(Job(plan, launches, kind, _shown(source)))
+            output.files[target.file_name] = _render(target, Job(plan, launches, kind, _shown(source)))
         except TargetError as err:
             problems.append(
                 Diagnostic(
@@ -68,7 +69,7 @@ def render_plan(
                     f"target `{kind}` cannot build `{plan.name}`: {err}",
                     _at_name(plan),
                     label=f"requested with -t {kind}" if kind not in declared else None,
-                    help=_help(kind, plan),
+                    help=_help(target, plan),
                     deployment=plan.name,
                 )
             )
@@ -82,10 +83,27 @@ def _shown(source: str) -> str:
     return re.sub("[\udc80-\udcff]", lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", source)
 
 
-def _help(kind: str, plan: Plan) -> str:
-    if kind in ("compose", "vllm-config") and plan.total_nodes > 1:
-        return f"build `{plan.name}` with a multi-node target: shell, slurm or kubernetes"
-    return f"leave `{kind}` out for `{plan.name}`"
+def _declared(kind: str) -> Target:
+    target = target_table.find(kind)
+    if target is None:
+        raise ValueError(f"no target `{kind}`: the targets are {', '.join(target_table.kinds())}")
+    return target
+
+
+def _render(target: Target, job: Job) -> str:
+    """The target's file; a single-host target refuses a plan over several nodes (as SPK501 does
+    for a declared one), so no renderer repeats that check."""
+    plan = job.plan
+    if not target.spans_nodes and plan.total_nodes > 1:
+        raise TargetError(f"{target.single_host}; {plan.name} needs {plan.total_nodes} nodes")
+    return target.render(job)
+
+
+def _help(target: Target, plan: Plan) -> str:
+    if not target.spans_nodes and plan.total_nodes > 1:
+        multi = target_table.either(target_table.multi_node_kinds())
+        return f"build `{plan.name}` with a multi-node target: {multi}"
+    return f"leave `{target.kind}` out for `{plan.name}`"
 
 
 def build(
@@ -109,7 +127,7 @@ def build(
         if has_errors(plan.name):
             held.add(plan.name)
             continue
-        kinds = [k for k in TARGET_KINDS if k in (forced or plan.targets)]
+        kinds = [k for k in target_table.kinds() if k in (forced or plan.targets)]
         if not kinds:
             diagnostics.append(
                 Diagnostic(

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from spark_dsl.plan.model import Launch
+from spark_dsl.schema import KeySpec, Kind
 from spark_dsl.targets import placeholders, yaml_text
 from spark_dsl.targets.common import (
     MODEL_CACHE,
@@ -15,6 +16,7 @@ from spark_dsl.targets.common import (
     describe_secret,
     is_vllm,
 )
+from spark_dsl.targets.registry import Target
 
 FILE_NAME = "compose.yaml"
 CACHE_VOLUME = "model-cache"
@@ -35,9 +37,7 @@ def interpolation_text(text: str) -> str:
 
 
 def render(job: Job) -> str:
-    plan = job.plan
-    if plan.total_nodes > 1:
-        raise TargetError(f"Compose runs on one host; {plan.name} needs {plan.total_nodes} nodes")
+    # One host only: the build refuses a plan over several nodes first (`single_host` below).
     if not job.launches:
         raise TargetError("the plan has no launch to run")
     services = {_service_name(launch): _service(job, launch) for launch in job.launches}
@@ -138,3 +138,25 @@ def go_duration(seconds: int) -> str:
     """A duration as Compose (Go) reads it: hours, minutes and seconds, never days."""
     parts = [(seconds // 3600, "h"), (seconds % 3600 // 60, "m"), (seconds % 60, "s")]
     return "".join(f"{n}{unit}" for n, unit in parts if n) or "0s"
+
+
+TARGET = Target(
+    "compose",
+    FILE_NAME,
+    "a Docker Compose file, `compose.yaml`, one service per launch on one host",
+    render,
+    keys=(
+        KeySpec("project", Kind.STRING, "Compose project name", default="the deployment name"),
+        KeySpec(
+            "restart",
+            Kind.SYMBOL,
+            "restart policy",
+            symbols=("no", "always", "on-failure", "unless-stopped"),
+            fallback="unless-stopped",
+        ),
+        KeySpec("model_cache", Kind.STRING, "host path for the model cache", default="a named volume"),
+        # Long enough to load an 816B checkpoint from a warm cache.
+        KeySpec("start_period", Kind.DURATION, "health-check start period", fallback=30 * 60),
+    ),
+    single_host="Compose runs on one host",
+)

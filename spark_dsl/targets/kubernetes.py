@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from spark_dsl.plan.model import Launch, Pool
+from spark_dsl.schema import BlockSpec, KeySpec, Kind
 from spark_dsl.targets import placeholders, pod_resources, ports, yaml_text
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, binary_size, is_vllm
+from spark_dsl.targets.registry import Target
 from spark_dsl.values import Volume
 
 FILE_NAME = "kubernetes.yaml"
@@ -327,3 +329,61 @@ def render(job: Job) -> str:
         *ports.header_lines(job.plan, job.launches, "pods"),
     )
     return yaml_text.documents(objects, header)
+
+
+TARGET = Target(
+    "kubernetes",
+    FILE_NAME,
+    "Kubernetes objects, `kubernetes.yaml`",
+    render,
+    keys=(
+        KeySpec("namespace", Kind.STRING, "namespace of every object", fallback="default"),
+        KeySpec("replicas", Kind.INTEGER, "replicas of the deployment", fallback=1, minimum=0),
+        KeySpec(
+            "service_type",
+            Kind.SYMBOL,
+            "Service type",
+            symbols=("ClusterIP", "NodePort", "LoadBalancer"),
+            fallback="ClusterIP",
+        ),
+        KeySpec(
+            "model_cache",
+            Kind.VOLUME,
+            'model cache volume: `pvc("name")`, `hostpath("/path")` or `emptydir`',
+            fallback=Volume("emptydir"),
+        ),
+        KeySpec(
+            "cache_size",
+            Kind.SIZE,
+            "size of the claim spark creates for `model_cache = pvc(...)` (ReadWriteMany over several pods)",
+            default="none: the claim must exist",
+        ),
+        KeySpec("storage_class", Kind.STRING, "storage class of the claim spark creates", default="the cluster's"),
+        KeySpec(
+            "ephemeral_storage",
+            Kind.SIZE,
+            "ephemeral-storage request of each vLLM pod",
+            default="the download's size with `emptydir`, else 50GiB",
+        ),
+        KeySpec("cpu", Kind.INTEGER, "CPU cores requested by each vLLM pod", default="4 per GPU", minimum=1),
+        KeySpec("memory", Kind.SIZE, "memory requested by each vLLM pod", default="16GiB per GPU + shm_size"),
+        KeySpec(
+            "rdma_resource",
+            Kind.STRING,
+            "device-plugin resource of the RDMA NICs (`fabric = infiniband` or `roce`)",
+            fallback="rdma/rdma_shared_device_a",
+        ),
+        KeySpec(
+            "rdma_devices",
+            Kind.INTEGER,
+            "RDMA device-plugin resources each vLLM pod requests (`fabric = infiniband`, `roce` or `efa`)",
+            default="one per GPU",
+            minimum=1,
+        ),
+    ),
+    blocks=(
+        BlockSpec("node_selector", "node labels pods must match", map_of=Kind.STRING),
+        BlockSpec("labels", "labels added to every object", map_of=Kind.STRING),
+        BlockSpec("annotations", "annotations added to every pod", map_of=Kind.STRING),
+    ),
+)

@@ -8,6 +8,7 @@ from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch
 from spark_dsl.targets import node_address, placeholders, ports, staging
 from spark_dsl.targets.common import Job, TargetError, describe_secret
+from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell_words import command_lines, expansion_text, joined, quote, word
 
 FILE_NAME = "serve.sh"
@@ -184,3 +185,12 @@ def _rank_branch(launches: Sequence[Launch], own_head: str | None, cache: list[s
     lines += joined([first, *body[1:]])
     lines.append(f"{pad};;")
     return lines
+
+
+TARGET = Target(
+    "shell",
+    FILE_NAME,
+    "a bash script, `serve.sh`, that runs the launch for a rank",
+    render,
+    executable=True,
+)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch, Pool
+from spark_dsl.schema import KeySpec, Kind
 from spark_dsl.targets import node_address, placeholders, ports, staging
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, api_launches, is_vllm
+from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell import secret_checks
 from spark_dsl.targets.shell_words import command_lines, joined, quote, word
 
@@ -221,3 +223,28 @@ def _wait_end() -> list[str]:
         "done",
         'exit "$status"',
     ]
+
+
+TARGET = Target(
+    "slurm",
+    FILE_NAME,
+    "a Slurm batch script, `job.sbatch`",
+    render,
+    keys=(
+        KeySpec("partition", Kind.STRING, "Slurm partition"),
+        KeySpec("account", Kind.STRING, "Slurm account"),
+        KeySpec("qos", Kind.STRING, "Slurm quality of service"),
+        # The job script, SPK506 and SPK508 read this default (rules through this declaration).
+        KeySpec("time", Kind.DURATION, "time limit", fallback=4 * 3600),
+        KeySpec(
+            "container",
+            Kind.SYMBOL,
+            "container runtime",
+            symbols=("pyxis", "apptainer", "none"),
+            fallback="none",
+        ),
+        KeySpec("output", Kind.STRING, "job output file", fallback="logs/%x-%j.out"),
+        KeySpec("ready_timeout", Kind.DURATION, "how long to wait for /health", fallback=45 * 60),
+    ),
+    executable=True,
+)

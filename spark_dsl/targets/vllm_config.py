@@ -6,8 +6,8 @@ from typing import Any
 
 from spark_dsl.targets import placeholders, yaml_text
 from spark_dsl.targets.common import Job, TargetError, describe_secret, is_vllm
+from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell_words import command_lines, joined, quote
-from spark_dsl.vllm_flags import flag_table
 
 FILE_NAME = "vllm-config.yaml"
 
@@ -17,6 +17,10 @@ _UNKNOWN = "unknown"
 
 def _arity(option: str) -> int | str | None:
     """How many values an option takes, from the pinned vLLM's flag table (`unknown` if absent)."""
+    # The flag table is read here, not at import: the checker imports this module for its
+    # declaration and never needs the table.
+    from spark_dsl.vllm_flags import flag_table
+
     table = flag_table()
     dest = table["options"].get(option)
     if dest is None:
@@ -72,9 +76,9 @@ def options(argv: tuple[str, ...]) -> dict[str, Any]:
 
 
 def render(job: Job) -> str:
-    plan = job.plan
-    if plan.total_nodes > 1 or len(job.launches) != 1:
-        raise TargetError(f"a vLLM config file serves one node; {plan.name} needs {plan.total_nodes} nodes")
+    # One node only: the build refuses a plan over several nodes first (`single_host` below).
+    if len(job.launches) != 1:
+        raise TargetError(f"a vLLM config file holds one launch; {job.name} has {len(job.launches)}")
     launch = job.launches[0]
     if not is_vllm(launch) or len(launch.argv) < 3:
         raise TargetError("the launch is not `vllm serve MODEL ...`")
@@ -92,3 +96,12 @@ def render(job: Job) -> str:
         image=False,
     )
     return yaml_text.document(options(launch.argv[3:]), header)
+
+
+TARGET = Target(
+    "vllm-config",
+    FILE_NAME,
+    "a `vllm serve --config` file, `vllm-config.yaml`, for one node",
+    render,
+    single_host="a vLLM config file describes one node",
+)

@@ -13,18 +13,13 @@ writers on the committed targets' documents, on hostile values and on generated 
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import yaml
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from spark_dsl.targets.shell_words import quote
 
-
-class _Dumper(yaml.SafeDumper):
-    """Never writes `&anchor`/`*alias`: a repeated object is written out again in full."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
+if TYPE_CHECKING:
+    import yaml
 
 
 # Plain scalars that some reader takes for a number, a boolean or null although PyYAML (YAML 1.1)
@@ -54,14 +49,36 @@ def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
-_Dumper.add_representer(str, _text)
+# PyYAML is imported on first use, not with this module: `spark check` imports the target modules
+# for their declarations (the schema's `target` bodies) and never writes YAML.
+@cache
+def _dumper() -> type[yaml.SafeDumper]:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        """Never writes `&anchor`/`*alias`: a repeated object is written out again in full."""
+
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    Dumper.add_representer(str, _text)
+    return Dumper
+
+
+@cache
+def _resolver() -> yaml.resolver.Resolver:
+    import yaml
+
+    return yaml.resolver.Resolver()
 
 
 def _pyyaml(document: Any) -> str:
     """The reference: PyYAML's own emitter."""
+    import yaml
+
     return yaml.dump(
         document,
-        Dumper=_Dumper,
+        Dumper=_dumper(),
         sort_keys=False,
         default_flow_style=False,
         allow_unicode=True,
@@ -77,7 +94,6 @@ def _pyyaml(document: Any) -> str:
 # never `- `); no `:` last (`: ` and a final `:` are indicators). `---` and `...` open a document
 # and are left to PyYAML.
 _SIMPLE = re.compile(r"(?!---|\.\.\.)(?:[A-Za-z0-9_./=+]|-(?=.))[A-Za-z0-9_./=:@+-]*(?<!:)")
-_RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
 # PyYAML folds a line longer than the width and gives a key of 128 characters or more a `? `
 # line of its own; far below both, a scalar is written the same on any line of the document.
@@ -91,7 +107,9 @@ class _Unknown(Exception):
 
 def _plain_is_str(text: str) -> bool:
     """Whether a YAML 1.1 reader takes `text`, written plain, for a string (PyYAML's resolver)."""
-    tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    import yaml
+
+    tag: str = _resolver().resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
     return tag == _STR_TAG
 
 

@@ -1,0 +1,126 @@
+"""The target table: every output `spark build` can write, each declared by its own module.
+
+A target module (`targets/shell.py`, `compose.py`, ...) ends with its declaration, `TARGET =
+Target(...)`: its kind, the file it writes, whether it spans nodes, its settings and its renderer.
+All else that names targets reads this table: the schema's `target KIND { }` bodies (and through
+them the type checker, the language server, `spark explain` and docs/keys.md), the build's
+renderers, order and file modes, SPK501 and the build's help, and `spark build -t`'s check.
+
+The built-in modules are listed here by name and imported when the table is first read. The
+schema, low in the layers, reads the table, while a target module imports the plan and the schema
+above it; a static import would go in a circle. As with ruff's code table, a new target is a
+new module and a line here; nothing is found by scanning. `register` adds one from outside (an
+extension, a test) after the built-ins.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spark_dsl.schema import BlockSpec, KeySpec
+    from spark_dsl.targets.common import Job
+
+# The built-in targets, in the order the build writes them and messages list them.
+TARGET_MODULES = (
+    "spark_dsl.targets.shell",
+    "spark_dsl.targets.compose",
+    "spark_dsl.targets.slurm",
+    "spark_dsl.targets.kubernetes",
+    "spark_dsl.targets.vllm_config",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One target, as its module declares it.
+
+    `doc` says what the file is (the schema's text for `target KIND`: docs, hover, explain);
+    `keys` and `blocks` are the settings its block takes. `single_host` says why the target
+    describes one host, as SPK501 and the build word it ("Compose runs on one host"); a target
+    without one spans nodes. `executable` files are written with mode 0755.
+    """
+
+    kind: str
+    file_name: str
+    doc: str
+    render: Callable[[Job], str]
+    keys: tuple[KeySpec, ...] = ()
+    blocks: tuple[BlockSpec, ...] = ()
+    single_host: str = ""
+    executable: bool = False
+
+    @property
+    def spans_nodes(self) -> bool:
+        return not self.single_host
+
+
+class _Table:
+    """The targets added by `register`, and a count of changes that derived values key on."""
+
+    added: dict[str, Target] = {}  # noqa: RUF012 - the one table, changed only through register
+    generation = 0
+
+
+@cache
+def _built_in() -> tuple[Target, ...]:
+    found = []
+    for name in TARGET_MODULES:
+        declared = getattr(importlib.import_module(name), "TARGET", None)
+        if not isinstance(declared, Target):
+            raise TypeError(f"{name} declares no `TARGET = Target(...)`")
+        found.append(declared)
+    return tuple(found)
+
+
+def all_targets() -> tuple[Target, ...]:
+    """Every target: the built-ins in TARGET_MODULES' order, then the registered ones in turn."""
+    return (*_built_in(), *_Table.added.values())
+
+
+def generation() -> int:
+    """Changes with every `register` and `unregister`: the schema is derived again when it does."""
+    return _Table.generation
+
+
+def kinds() -> tuple[str, ...]:
+    return tuple(t.kind for t in all_targets())
+
+
+def find(kind: str) -> Target | None:
+    return next((t for t in all_targets() if t.kind == kind), None)
+
+
+def multi_node_kinds() -> tuple[str, ...]:
+    """The targets that can run a deployment over several nodes."""
+    return tuple(t.kind for t in all_targets() if t.spans_nodes)
+
+
+def single_host_targets() -> tuple[Target, ...]:
+    return tuple(t for t in all_targets() if not t.spans_nodes)
+
+
+def register(target: Target) -> None:
+    """Adds a target after the built-ins (an extension's, a test's): its kind and file are new."""
+    for known in all_targets():
+        if target.kind == known.kind or target.file_name == known.file_name:
+            raise ValueError(f"target `{target.kind}` ({target.file_name}) clashes with `{known.kind}`")
+    _Table.added[target.kind] = target
+    _Table.generation += 1
+
+
+def unregister(kind: str) -> None:
+    """Removes a target `register` added (the built-ins stay)."""
+    del _Table.added[kind]
+    _Table.generation += 1
+
+
+def either(words: Sequence[str]) -> str:
+    """`a`, `a or b`, `a, b or c`: the choices a message offers."""
+    if not words:
+        return ""
+    return f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
