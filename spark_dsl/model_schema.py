@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from spark_dsl import catalog
 from spark_dsl.diagnostics import DiagnosticSink
-from spark_dsl.schema import MODALITIES, BlockSpec, KeySpec, Kind
+from spark_dsl.schema import MODALITIES, BlockSpec, KeySpec, Kind, lookup_block
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
 from spark_dsl.values import TypedBody
@@ -111,6 +111,24 @@ def model_schema() -> BlockSpec:
             "draft": draft,
         },
     )
+
+
+# The first part of a schema path inside a `model` body: not a name a block can have, so the
+# editor's paths tell a model's body from a deployment's (`lookup`).
+MODEL_ROOT = "@model"
+
+
+def lookup(path: tuple[str, ...]) -> BlockSpec | None:
+    """The schema of a nested body: in a model declaration when the path starts at MODEL_ROOT,
+    else in a deployment (`schema.lookup_block`)."""
+    if path[:1] != (MODEL_ROOT,):
+        return lookup_block(path)
+    spec: BlockSpec | None = model_schema()
+    for part in path[1:]:
+        if spec is None:
+            return None
+        spec = spec.labels.get(part) if spec.labels is not None else spec.blocks.get(part)
+    return spec
 
 
 @dataclass

@@ -11,8 +11,9 @@ from lsprotocol import types
 from spark_dsl.lsp.context import TypingContext, Want, typing_context
 from spark_dsl.lsp.hover import block_markdown, catalog_detail, key_markdown
 from spark_dsl.lsp.positions import TextPositions
+from spark_dsl.model_schema import lookup as lookup_block
 from spark_dsl.pipeline import run
-from spark_dsl.schema import KeySpec, Kind, lookup_block
+from spark_dsl.schema import KeySpec, Kind
 from spark_dsl.span import Span
 
 # Values that are syntax rather than symbols of the schema: how each kind is spelled.
@@ -53,10 +54,17 @@ _STATEMENTS = (
         "deployment NAME { ... }",
     ),
     ("profile", "profile ${1:name} {\n\t$0\n}", "profile NAME { ... }"),
+    (
+        "model",
+        "model ${1:name} {\n\tlayers      = ${2:32}\n\thidden_size = ${3:4096}\n\tquery_heads = ${4:32}\n"
+        "\tkv_heads    = ${5:8}\n\thead_dim    = ${6:128}\n\tmax_context = ${7:128K}\n}",
+        "model NAME { ... }",
+    ),
     ("import", 'import "$0"', 'import "path.spark"'),
 )
 _MAX_IMPORT_CHOICES = 200
 _PROFILE_LINE = re.compile(r"^\s*profile\s+(?P<name>[A-Za-z][\w-]*)", re.MULTILINE)
+_MODEL_LINE = re.compile(r"^\s*model\s+(?P<name>[A-Za-z][\w-]*)\s*\{", re.MULTILINE)
 _IMPORT_LINE = re.compile(r'^\s*import\s+"(?P<path>[^"]*)"', re.MULTILINE)
 
 
@@ -122,11 +130,15 @@ def completions(
         ]
     if ctx.want is Want.KEY:
         return _keys(completer, ctx)
+    root, open_texts = project
     if ctx.want is Want.VALUE:
-        return _values(completer, ctx)
+        items = _values(completer, ctx)
+        if ctx.key == "model" and ctx.path == ():  # the models this file declares or imports
+            declared = visible_models(text, document, root, open_texts)
+            items += _declared(completer, ctx, declared, len(items))
+        return items
     if ctx.want is Want.LABEL:
         return _labels(completer, ctx)
-    root, open_texts = project
     if ctx.want is Want.PROFILE:
         return _profiles(completer, ctx, visible_profiles(text, document, root, open_texts))
     return _imports(completer, ctx, document, root)
@@ -226,14 +238,34 @@ def _labels(completer: Completer, ctx: TypingContext) -> list[types.CompletionIt
 
 def visible_profiles(text: str, path: Path, root: Path, open_texts: dict[Path, str]) -> list[tuple[str, str]]:
     """(profile, file) pairs visible from a text that may not parse: its own and its imports'."""
-    found = [(m["name"], path.name) for m in _PROFILE_LINE.finditer(text)]
+    return _visible(text, path, root, open_texts, models=False)
+
+
+def visible_models(text: str, path: Path, root: Path, open_texts: dict[Path, str]) -> list[tuple[str, str]]:
+    """(model, file) pairs of the `model` declarations visible from a text: its own and its imports'."""
+    return _visible(text, path, root, open_texts, models=True)
+
+
+def _visible(text: str, path: Path, root: Path, open_texts: dict[Path, str], models: bool) -> list[tuple[str, str]]:
+    line = _MODEL_LINE if models else _PROFILE_LINE
+    found = [(m["name"], path.name) for m in line.finditer(text)]
     imported = [p for m in _IMPORT_LINE.finditer(text) if (p := _importable(path.parent / m["path"], root, open_texts))]
     if imported:
         result = run(imported, root, open_texts)
         for source in result.sources.values():
             if source.module is not None:
-                found += [(p.name.name, source.name) for p in source.module.profiles]
+                named = source.module.models if models else source.module.profiles
+                found += [(p.name.name, source.name) for p in named]
     return list(dict.fromkeys(found))
+
+
+def _declared(
+    completer: Completer, ctx: TypingContext, models: list[tuple[str, str]], first: int
+) -> list[types.CompletionItem]:
+    return [
+        completer.item(ctx, name, types.CompletionItemKind.EnumMember, detail=f"model declared in {file}", order=order)
+        for order, (name, file) in enumerate(models, start=first)
+    ]
 
 
 def _importable(path: Path, root: Path, open_texts: dict[Path, str]) -> Path | None:

@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
-from spark_dsl.schema import lookup_block
+from spark_dsl.model_schema import MODEL_ROOT
+from spark_dsl.model_schema import lookup as lookup_block
 
 _TOKEN = re.compile(
     r"""
@@ -33,7 +34,7 @@ _KEY = re.compile(r"^\s*(?P<partial>[A-Za-z][\w-]*)?\Z")
 
 
 class Want(Enum):
-    STATEMENT = "statement"  # at the top level: `deployment`, `profile`, `import`
+    STATEMENT = "statement"  # at the top level: `deployment`, `profile`, `model`, `import`
     KEY = "key"  # a key or block of the body the cursor is in
     VALUE = "value"  # a value for `key`
     LABEL = "label"  # the label of a block that takes one (`target KIND`)
@@ -89,6 +90,8 @@ def _frames(text: str, offset: int) -> list[_Frame]:
 
 def _open(frames: list[_Frame], header: list[str]) -> _Frame:
     if not frames:
+        if header[:1] == ["model"]:  # a model declaration's body has its own schema
+            return _Frame((MODEL_ROOT,))
         top = bool(header) and header[0] in ("deployment", "profile")
         return _Frame(() if top else None)
     parent = frames[-1].path

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from spark_dsl.schema import lookup_block
+from spark_dsl.model_schema import MODEL_ROOT
+from spark_dsl.model_schema import lookup as lookup_block
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
 
@@ -57,7 +58,7 @@ def spot_at(module: ast.Module, offset: int) -> Spot | None:
         for parent in stmt.extends:
             if _inside(parent.span, offset):
                 return Spot(Part.EXTENDS, parent.span, stmt, ident=parent)
-        return _in_body(stmt.body, offset, stmt, ())
+        return _in_body(stmt.body, offset, stmt, (MODEL_ROOT,) if isinstance(stmt, ast.ModelDecl) else ())
     return None
 
 

@@ -10,7 +10,8 @@ from spark_dsl.lsp.cursor import Part, Spot, spot_at, symbol_at
 from spark_dsl.lsp.documents import Analysis
 from spark_dsl.lsp.positions import TextPositions
 from spark_dsl.lsp.resolved import resolved_values
-from spark_dsl.schema import BlockSpec, KeySpec, lookup_block
+from spark_dsl.model_schema import lookup as lookup_block
+from spark_dsl.schema import BlockSpec, KeySpec
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
 
