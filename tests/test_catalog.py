@@ -206,3 +206,84 @@ def test_a_source_is_a_url_a_pinned_file_or_the_recipe(tmp_path: Path, monkeypat
     _catalog_copy(tmp_path, monkeypatch, "accelerators.yaml", "      fp8: https://", "      fp8: see https://")
     with pytest.raises(build.CatalogError, match=r"accelerators\.b200\.sources\.fp8: 'see https://"):
         build.load_sources()
+
+
+def test_the_recipe_model_stays_first_and_five_open_models_ship() -> None:
+    """Help texts take the first model as their example; the snapshot sorts keys, load() does not."""
+    cat = catalog.load()
+    assert next(iter(cat.models)) == "muse-spark-open"
+    shapes = {m.id: m.architecture for m in cat.models.values() if m.id != "muse-spark-open"}
+    assert len(shapes) >= 5
+    assert any(a.kind == "dense" and a.sliding_window_layers == 0 for a in shapes.values())
+    assert any(a.routed_experts > 0 for a in shapes.values())
+    assert any(a.sliding_window_layers > 0 for a in shapes.values())
+    assert any(len(m.modalities) > 1 for m in cat.models.values() if m.id in shapes)
+
+
+def test_shipped_model_facts_from_their_configs() -> None:
+    """Spot checks against the publishers' config.json files (tests/data/hf_configs holds copies)."""
+    models = catalog.load().models
+    llama = models["llama-3-1-8b"].architecture
+    assert (llama.layers, llama.query_heads, llama.kv_heads, llama.head_dim) == (32, 32, 8, 128)
+    qwen = models["qwen3-30b-a3b"]
+    assert (qwen.architecture.routed_experts, qwen.architecture.experts_per_token, qwen.max_context) == (128, 8, 40960)
+    gemma = models["gemma-3-12b-it"]
+    assert (gemma.architecture.sliding_window_layers, gemma.architecture.sliding_window) == (40, 1024)
+    assert gemma.modalities == ("text", "image")
+    assert models["mistral-7b-v0-1"].architecture.full_attention_layers == 0
+    assert models["mixtral-8x7b-v0-1"].checkpoints["bf16"].weights_gb == 93.405585408
+
+
+def test_kv_bytes_per_token_of_two_shipped_models_by_hand() -> None:
+    """The capacity arithmetic's inputs, worked by hand: 2 (K and V) x kv_heads x head_dim x 2 bytes
+    (BF16) per layer. Llama 3.1 8B: 2 x 8 x 128 x 2 = 4096 B per layer, x 32 full layers = 131072 B
+    (128 KiB) per token. Gemma 3 12B: 2 x 8 x 256 x 2 = 8192 B per layer; 8 full layers = 65536 B
+    per token of context, and 40 sliding layers = 327680 B per token of their last 1024 tokens."""
+    models = catalog.load().models
+
+    def per_layer(model_id: str) -> int:
+        arch = models[model_id].architecture
+        return 2 * arch.kv_heads * arch.head_dim * 2
+
+    llama = models["llama-3-1-8b"].architecture
+    assert per_layer("llama-3-1-8b") * llama.full_attention_layers == 131072
+    gemma = models["gemma-3-12b-it"].architecture
+    assert per_layer("gemma-3-12b-it") * gemma.full_attention_layers == 65536
+    assert per_layer("gemma-3-12b-it") * gemma.sliding_window_layers == 327680
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "      full_attention_layers: 48\n      sliding_window_layers: 0\n"
+            "      sliding_window: 0\n      routed_experts: 128",
+            "      full_attention_layers: 47\n      sliding_window_layers: 0\n"
+            "      sliding_window: 0\n      routed_experts: 128",
+            r"qwen3-30b-a3b\.architecture: full_attention_layers 47 \+ sliding_window_layers 0 is not layers 48",
+        ),
+        (
+            "      routed_experts: 8\n      experts_per_token: 2",
+            "      routed_experts: 0\n      experts_per_token: 2",
+            r"mixtral-8x7b-v0-1\.architecture: kind 'sparse-moe' with 0 routed experts",
+        ),
+    ],
+)
+def test_contradicting_architecture_facts_are_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, message: str
+) -> None:
+    _catalog_copy(tmp_path, monkeypatch, "models.yaml", old, new)
+    with pytest.raises(build.CatalogError, match=message):
+        build.load_sources()
+
+
+def test_a_shipped_model_fact_without_a_source_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _catalog_copy(
+        tmp_path,
+        monkeypatch,
+        "models.yaml",
+        "      max_context: https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json\n",
+        "",
+    )
+    with pytest.raises(build.CatalogError, match=r"models\.qwen3-30b-a3b: max_context has no source"):
+        build.load_sources()

@@ -336,8 +336,12 @@ def _recipe(data: dict[str, Any]) -> Recipe:
 def load() -> Catalog:
     """The catalog, read once per process from the committed snapshot."""
     data = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    # The snapshot sorts its keys; the recipe's model comes first, as help texts and examples
+    # take the first model (`Catalog.examples`), then the others in name order.
+    first = data["model"]
+    order = [first, *(k for k in data["models"] if k != first)]
     return Catalog(
-        models={k: _model(k, v) for k, v in data["models"].items()},
+        models={k: _model(k, data["models"][k]) for k in order},
         accelerators={k: _accelerator(k, v) for k, v in data["accelerators"].items()},
         recipe=_recipe(data),
     )

@@ -71,6 +71,10 @@ def _check_references(data: dict[str, Any]) -> None:
                 f"recipe.yaml: checkpoints: {data['checkpoints']} are not the models' {sorted(model_checkpoints)}"
             )
     problems += _check_sources(data)
+    for model_id, model in data["models"].items():
+        problems += [
+            f"models.yaml: models.{model_id}.architecture: {p}" for p in architecture_problems(model["architecture"])
+        ]
     backends = {b["name"]: b["vendors"] for b in data["attention_backends"]}
     for vendor, facts in data["vendors"].items():
         alt = data["accelerators"].get(facts["validated_alternative"])
@@ -84,6 +88,27 @@ def _check_references(data: dict[str, Any]) -> None:
             problems.append(f"recipe.yaml: vendors.{vendor}.attention_instead: {instead!r} is not a {vendor} backend")
     if problems:
         raise CatalogError("\n".join(problems))
+
+
+def architecture_problems(arch: dict[str, Any]) -> list[str]:
+    """Facts of one architecture that contradict each other (a config read wrong, a typo)."""
+    problems = []
+    if arch["full_attention_layers"] + arch["sliding_window_layers"] != arch["layers"]:
+        problems.append(
+            f"full_attention_layers {arch['full_attention_layers']} + sliding_window_layers "
+            f"{arch['sliding_window_layers']} is not layers {arch['layers']}"
+        )
+    if (arch["sliding_window"] > 0) != (arch["sliding_window_layers"] > 0):
+        problems.append("sliding_window and sliding_window_layers are set together or not at all")
+    if (arch["routed_experts"] > 0) != (arch["kind"] == "sparse-moe"):
+        problems.append(f"kind {arch['kind']!r} with {arch['routed_experts']} routed experts")
+    if arch["experts_per_token"] > arch["routed_experts"] or (arch["routed_experts"] > 0) != (
+        arch["experts_per_token"] > 0
+    ):
+        problems.append(f"experts_per_token {arch['experts_per_token']} of {arch['routed_experts']} routed experts")
+    if arch["query_heads"] % arch["kv_heads"]:
+        problems.append(f"query_heads {arch['query_heads']} is not a multiple of kv_heads {arch['kv_heads']}")
+    return problems
 
 
 # The facts of an accelerator that need a source (its name, vendor and node shape are not claims
