@@ -202,7 +202,8 @@ class LaunchBuilder:
         runner = plan.value("model_runner")
         if runner is not None:
             env["VLLM_USE_V2_MODEL_RUNNER"] = "1" if runner == "v2" else "0"
-        env.update(plan.vendor.env)
+        if plan.model.id == catalog.load().recipe.model:  # the recipe's vendor settings (AITER on AMD)
+            env.update(plan.vendor.env)
         quantization = plan.checkpoint.quantization if plan.checkpoint else None
         if quantization and plan.vendor.online_quantization_env is not None:
             env[plan.vendor.online_quantization_env] = quantization

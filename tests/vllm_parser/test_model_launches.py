@@ -1,0 +1,135 @@
+"""Launches of models outside the recipe (issue 15) parse with the pinned vLLM's own serve parser:
+declared models of several shapes (dense, mixture of experts, sliding window, multimodal) and every
+shipped catalog model, each on the generic path (only vLLM's documented flags, no recipe env)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from spark_dsl import catalog
+from spark_dsl.pipeline import run
+
+MODELS = """model dense-8b {
+  layers      = 32
+  hidden_size = 4096
+  query_heads = 32
+  kv_heads    = 8
+  head_dim    = 128
+  max_context = 128K
+  checkpoint bf16 {
+    repository = "meta-llama/Llama-3.1-8B-Instruct"
+    size       = 16GB
+  }
+  checkpoint fp8 {
+    repository = "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8"
+    size       = 9GB
+  }
+}
+
+model moe-30b {
+  layers            = 48
+  hidden_size       = 2048
+  query_heads       = 32
+  kv_heads          = 4
+  head_dim          = 128
+  experts           = 128
+  experts_per_token = 8
+  max_context       = 32K
+  checkpoint bf16 {
+    repository = "Qwen/Qwen3-30B-A3B"
+    size       = 61GB
+  }
+}
+
+model windowed-27b {
+  layers                = 62
+  hidden_size           = 5376
+  query_heads           = 32
+  kv_heads              = 16
+  head_dim              = 128
+  sliding_window_layers = 52
+  sliding_window        = 1024
+  max_context           = 128K
+  modalities            = [text, image]
+  checkpoint bf16 {
+    repository = "google/gemma-3-27b-it"
+    size       = 55GB
+  }
+}
+"""
+
+DEPLOYMENTS = """import "models.spark"
+
+deployment dense-default {
+  model       = dense-8b
+  accelerator = h100
+}
+
+deployment dense-tuned {
+  model          = dense-8b
+  accelerator    = h200
+  gpus           = 4
+  nodes          = 2
+  parallel       = dp(2) + tp
+  max_model_len  = 32K
+  max_num_seqs   = 64
+  kv_cache_dtype = fp8
+}
+
+deployment moe-ep {
+  model         = moe-30b
+  accelerator   = mi300x
+  parallel      = tp + ep
+  max_model_len = 32K
+}
+
+deployment windowed-text {
+  model       = windowed-27b
+  accelerator = b200
+  modalities  = [text]
+}
+"""
+
+
+def _launches(root: Path, files: dict[str, str]) -> list[tuple[str, ...]]:
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    result = run([root / "deployments.spark"], root)
+    assert not result.has_errors, [d.message for d in result.diagnostics]
+    return [
+        launch.argv for _, launches in result.planned() for launch in launches if launch.argv[:2] == ("vllm", "serve")
+    ]
+
+
+def _envs(root: Path) -> list[tuple[tuple[str, str], ...]]:
+    return [launch.env for _, launches in run([root / "deployments.spark"], root).planned() for launch in launches]
+
+
+def test_declared_models_launch_with_flags_vllm_parses(
+    tmp_path: Path, vllm_verify: Any, vllm_assert_all_ok: Callable[[Any], None]
+) -> None:
+    argvs = _launches(tmp_path, {"models.spark": MODELS, "deployments.spark": DEPLOYMENTS})
+    flat = [" ".join(a) for a in argvs]
+    assert len(argvs) == 5  # dense-tuned runs one launch per node
+    assert any("--enable-expert-parallel" in a for a in flat) and any("--language-model-only" in a for a in flat)
+    assert any("--max-model-len 32768" in a and "--kv-cache-dtype fp8" in a for a in flat)
+    assert not [env for env in _envs(tmp_path) if env]  # no recipe env (the AITER switch on AMD)
+    vllm_assert_all_ok(vllm_verify(argvs, []))
+
+
+def test_every_shipped_model_launches_with_flags_vllm_parses(
+    tmp_path: Path, vllm_verify: Any, vllm_assert_all_ok: Callable[[Any], None]
+) -> None:
+    cat = catalog.load()
+    spec = "".join(
+        f"deployment shipped-{i} {{\n  model       = {model}\n  accelerator = b200\n}}\n"
+        for i, model in enumerate(cat.models)
+        if model != cat.recipe.model
+    )
+    if not spec:  # the recipe's model alone: its launches are test_spec_launches' specs
+        assert list(cat.models) == [cat.recipe.model]
+        return
+    argvs = _launches(tmp_path, {"deployments.spark": spec})
+    vllm_assert_all_ok(vllm_verify(argvs, []))
