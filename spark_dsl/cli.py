@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -521,6 +522,18 @@ def _build_places(result: Any, paths: tuple[str, ...], out_dir: Path | None, roo
     return out_dir, root
 
 
+def _handed_over(result: Any) -> Iterator[Any]:
+    """The run's plans one at a time, each dropped from the run, with its launches, when the next
+    is asked for (the build has rendered it by then); the run's resolved deployments go first."""
+    plans, result.plans, result.deployments = result.plans, [], []
+    plans.reverse()  # popped from the end: each in order, none copied
+    while plans:
+        plan = plans.pop()
+        yield plan
+        result.launches.pop(plan, None)
+        del plan
+
+
 def _report_output_problems(problems: list[Any]) -> None:
     for problem in problems:
         click.echo(f"spark: error[{problem.code}]: {problem.message}\n  = help: {problem.help}", err=True)
@@ -594,10 +607,12 @@ def build(
         forced = tuple(dict.fromkeys(targets))
 
         def render(each: Any = None) -> tuple[Any, Any]:
-            """Every output (handed to `each` as it is rendered, if given); the scope once all are."""
-            outcome = render_outputs(
-                result.plans, result.launches, result.deployment_has_errors, failing, forced, root, each
-            )
+            """Every output (handed to `each` as it is rendered, if given); the scope once all are.
+
+            Streaming, the run lets go of each plan, its launches and its resolved deployment once
+            rendered (nothing after the build reads them), so a build's memory is its check's."""
+            plans = _handed_over(result) if each is not None else result.plans
+            outcome = render_outputs(plans, result.launches, result.deployment_has_errors, failing, forced, root, each)
             result.add_build_diagnostics(outcome.diagnostics)
             return outcome, _build_scope(result, paths, root)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,7 +107,7 @@ def _help(target: Target, plan: Plan) -> str:
 
 
 def build(
-    plans: list[Plan],
+    plans: Iterable[Plan],
     launches: Mapping[Plan, tuple[Launch, ...]],
     has_errors: Callable[[str], bool],
     names_with_errors: list[str],
@@ -118,7 +118,8 @@ def build(
     """Render every error-free deployment; those with errors keep whatever they had before.
 
     With `each`, every output is handed to it as soon as it is rendered (the writer stages it and
-    drops its text) and none is kept in `outputs`, so a build's memory does not grow with them."""
+    drops its text) and none is kept in `outputs`, so a build's memory does not grow with them.
+    `plans` is read once, in order: a caller may hand each plan over and drop it once rendered."""
     outputs: list[DeploymentOutput] = []
     diagnostics: list[Diagnostic] = []
     held = set(names_with_errors)

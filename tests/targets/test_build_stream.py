@@ -17,6 +17,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from spark_dsl import cli
+from spark_dsl.plan.model import Plan
 from spark_dsl.targets import build as build_module
 from spark_dsl.targets import transaction
 
@@ -38,7 +39,7 @@ deployment {name} {{
   target compose {{}}
 }}
 """
-NAMES = ["alpha", "beta", "gamma", "delta", "epsilon"]
+NAMES = ["streamed-a", "streamed-b", "streamed-c", "streamed-d", "streamed-e"]
 
 
 def write_specs(folder: Path, names: list[str], template: str = SPEC) -> None:
@@ -67,9 +68,13 @@ def test_a_build_holds_one_rendered_deployment_at_a_time(tmp_path: Path, monkeyp
     alive_before: list[int] = []
     staged_before: list[list[str]] = []
 
+    plans_alive: list[list[str]] = []
+
     def watched(*args: Any) -> Any:
         gc.collect()
         alive_before.append(sum(ref() is not None for ref in rendered))
+        plans = [o.name for o in gc.get_objects() if isinstance(o, Plan) and o.name in NAMES]
+        plans_alive.append(sorted(plans))
         out = tmp_path / "out"
         found = out.iterdir() if out.is_dir() else []
         staged_before.append(sorted(p.name for p in found if p.name.startswith(transaction.NEW)))
@@ -85,6 +90,8 @@ def test_a_build_holds_one_rendered_deployment_at_a_time(tmp_path: Path, monkeyp
     # rendered it has not yet let go of it); the old build kept them all: [0, 1, 2, 3, 4]...
     assert alive_before == [0] + [1] * (len(NAMES) - 1)
     # ...having written it to its staged folder first.
+    # The run lets go of each plan once it is rendered (the old build held all five throughout).
+    assert plans_alive == [NAMES[i:] for i in range(len(NAMES))]
     assert staged_before == [[f"{transaction.NEW}{n}" for n in sorted(NAMES[:i])] for i in range(len(NAMES))]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted([*NAMES, "manifest.json"])
 
