@@ -127,3 +127,28 @@ def checkpoint_runs(plan: Plan) -> Iterator[Finding]:
         severity=Severity.ERROR,
         replace_with=None if instead else (able[0] if able else None),
     )
+
+
+@rule(
+    "SPK226",
+    "error",
+    "checkpoint the model does not have",
+    checks="`checkpoint` names a weight format the model has no checkpoint of.",
+    basis="A deployment serves one of its model's checkpoints: the catalog's, or the `checkpoint` "
+    "blocks of a declared model (docs/models.md).",
+    failing="deployment tiny {\n  model       = tiny-bf16\n  accelerator = b200\n  checkpoint  = nvfp4\n}",
+    fixed="deployment tiny {\n  model       = tiny-bf16\n  accelerator = b200\n  checkpoint  = bf16\n}",
+)
+def checkpoint_of_the_model(plan: Plan) -> Iterator[Finding]:
+    ckpt = plan.settings.get("checkpoint")
+    if ckpt is None or ckpt.value in plan.model.checkpoints or not plan.model.checkpoints:
+        return
+    first = next(iter(plan.model.checkpoints))
+    listing = ", ".join(f"`{c}`" for c in plan.model.checkpoints)
+    yield Finding(
+        f"model `{plan.model.id}` has no checkpoint `{ckpt.value}` (it has {listing})",
+        ckpt,
+        f"use `checkpoint = {first}`",
+        label="not a checkpoint of this model",
+        replace_with=first,
+    )
