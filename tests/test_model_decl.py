@@ -81,8 +81,19 @@ def test_launches_of_a_declared_model_hold_only_documented_flags(tmp_path: Path)
 
 def test_recipe_rules_are_marked_and_skip_other_models(tmp_path: Path) -> None:
     recipe = {r.code for r in all_rules() if is_recipe_rule(r)}
-    assert {"SPK201", "SPK202", "SPK204", "SPK207", "SPK210", "SPK212", "SPK221", "SPK222", "SPK401"} <= recipe
-    assert not recipe & {"SPK203", "SPK211", "SPK217", "SPK219", "SPK220", "SPK223", "SPK301", "SPK303"}
+    assert {
+        "SPK201",
+        "SPK202",
+        "SPK204",
+        "SPK207",
+        "SPK210",
+        "SPK211",
+        "SPK212",
+        "SPK221",
+        "SPK222",
+        "SPK401",
+    } <= recipe
+    assert not recipe & {"SPK203", "SPK215", "SPK217", "SPK219", "SPK220", "SPK223", "SPK301", "SPK303"}
     # h100 is outside the recipe: SPK201 for Muse Spark Open, nothing for a declared model.
     spec = DEPLOYMENT.replace("model       = my-llama", "model       = my-llama\n  checkpoint  = bf16")
     assert _run(tmp_path, {"models/llama.spark": LLAMA, "spec.spark": spec}).diagnostics == []
@@ -128,3 +139,28 @@ def test_a_declared_model_is_typed_and_ranged_like_any_key(tmp_path: Path) -> No
     assert found == EXPECTED_TYPE_ERRORS, found
     assert all(d.location is not None and d.location.file.endswith("llama.spark") for d in result.diagnostics)
     assert result.plans == []  # an unsound model plans nothing
+
+
+def test_context_beyond_a_declared_model_limit_is_spk215(tmp_path: Path) -> None:
+    spec = DEPLOYMENT.replace("accelerator = h100", "accelerator = h100\n  max_model_len = 256K")
+    (bad,) = _run(tmp_path, {"models/llama.spark": LLAMA, "spec.spark": spec}).diagnostics
+    assert bad.code == "SPK215" and bad.message == (
+        "max_model_len 256K (262,144 tokens) exceeds the model's context of 128K (131,072 tokens)"
+    )
+
+
+def test_a_sliding_window_model_counts_the_window_once(tmp_path: Path) -> None:
+    # Gemma 3 27B's shape (google/gemma-3-27b-it, config.json): 62 layers, 52 of them with a
+    # 1,024-token sliding window (five local layers to one global), 16 KV heads of 128.
+    gemma = LLAMA.replace("my-llama", "my-gemma").replace("layers       = 32", "layers       = 62")
+    gemma = gemma.replace(
+        "kv_heads     = 8", "kv_heads     = 16\n  sliding_window_layers = 52\n  sliding_window = 1024"
+    )
+    spec = DEPLOYMENT.replace("my-llama", "my-gemma").replace("models/llama.spark", "models/gemma.spark")
+    result = _run(tmp_path, {"models/gemma.spark": gemma, "spec.spark": spec})
+    assert result.diagnostics == []
+    (est,) = result.plans[0].capacity
+    per_layer = 2 * 16 * 128 * 2  # K and V x 16 KV heads x 128 x 2 bytes = 8,192 B
+    assert est.kv_bytes_per_token == 10 * per_layer  # the 10 full-attention layers
+    assert est.sliding_bytes_per_token == 52 * per_layer and est.sliding_window == 1024
+    assert est.sequence_bytes == 131_072 * 10 * per_layer + 1024 * 52 * per_layer

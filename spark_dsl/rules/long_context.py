@@ -25,6 +25,7 @@ def _long_context_note(plan: Plan) -> tuple[str, Resolved | None]:
     )
 
 
+@recipe_only
 @rule(
     "SPK211",
     "error",
@@ -135,7 +136,7 @@ def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
         )
 
 
-@recipe_only
+# Every model: its own `max_context` (docs/models.md).
 @rule(
     "SPK215",
     "error",

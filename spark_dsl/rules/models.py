@@ -152,3 +152,30 @@ def checkpoint_of_the_model(plan: Plan) -> Iterator[Finding]:
         label="not a checkpoint of this model",
         replace_with=first,
     )
+
+
+@rule(
+    "SPK227",
+    "error",
+    "expert parallelism on a dense model",
+    checks="`parallel` has an `ep` term but the model has no routed experts (`experts = 0`).",
+    basis="vLLM's `--enable-expert-parallel` shards the experts of a mixture-of-experts model; a "
+    "dense model has none to shard.",
+    failing="deployment tiny {\n  model       = tiny-dense\n  accelerator = b200\n  parallel    = tp + ep\n}",
+    fixed="deployment tiny {\n  model       = tiny-dense\n  accelerator = b200\n  parallel    = tp\n}",
+)
+def ep_needs_experts(plan: Plan) -> Iterator[Finding]:
+    if plan.model.architecture.routed_experts:
+        return
+    for pool in plan.pools:
+        if pool.ep:
+            written: Parallel = pool.parallel.value
+            without_ep = Parallel(written.tp, written.has_tp, False, written.dp)
+            yield Finding(
+                f"`parallel = {spelled(written)}` asks for expert parallelism, but `{plan.model.id}` has no experts",
+                pool.parallel,
+                f"drop `ep`: `parallel = {spelled(without_ep)}`",
+                label="dense model",
+                replace_with=spelled(without_ep),
+            )
+            return
