@@ -88,7 +88,9 @@ def render(entries: list[Entry]) -> str:
     if not entries:
         return _escape_surrogates(head + "[]\n}\n")
     texts = [_entry_text(e) for e in sorted(entries, key=lambda e: e.name)]
-    return _escape_surrogates("".join((head, "[\n", ",\n".join(texts), "\n  ]\n}\n")))
+    texts[0] = f"{head}[\n{texts[0]}"
+    texts[-1] += "\n  ]\n}\n"
+    return _escape_surrogates(",\n".join(texts))  # one join: the whole text is built once
 
 
 def render_reference(entries: list[Entry]) -> str:
