@@ -372,6 +372,40 @@ def lsp(stdio: bool) -> None:
     serve()
 
 
+@main.group(name="model")
+def model_group() -> None:
+    """Models declared in the language (docs/models.md)."""
+
+
+@model_group.command(name="import")
+@click.argument("path")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the block to this file (created or replaced) instead of standard output.",
+)
+@click.option("--name", default=None, help="The model's name in the block (default: from the repository's name).")
+def model_import(path: str, output: Path | None, name: str | None) -> None:
+    """Write the `model` block of a Hugging Face model from its own config.json (and
+    model.safetensors.index.json for the exact size), each fact's source in a comment. Reads a
+    folder or the local Hugging Face cache; never downloads. Bad input exits 2."""
+    from spark_dsl import model_import as importer
+
+    _Current.path = path
+    try:
+        text = importer.import_model(path, name)
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            importer.write_block(output, text)
+    except importer.ImportProblem as problem:
+        _usage(str(problem))
+    except Exception as err:  # a bug becomes exit 3 with the path's name, never a traceback
+        _internal_failure(err)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, callback=_default_paths)
 @click.option("-d", "--deployment", "names", multiple=True, help="Only these deployments.")

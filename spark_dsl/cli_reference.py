@@ -24,6 +24,9 @@ ARGUMENTS = {
     "`exclude` keep); `-` is standard input. Default: `.`, the current folder.",
     "topic": "A diagnostic code such as `SPK212`, or the name of a key (`max_model_len`, `serve.port`), a "
     "block (`target slurm`), an accelerator (`{accelerator}`), a model or a checkpoint. None: every code.",
+    "path": "The model's folder (the one holding `config.json`), a `config.json` file, or a repository id "
+    "(`org/name`) in the local Hugging Face cache (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else "
+    "`~/.cache/huggingface/hub`). Never downloaded.",
 }
 
 
@@ -62,6 +65,23 @@ def _command(name: str, command: click.Command, parent: click.Context) -> list[s
     return out
 
 
+def _commands(name: str, command: click.Command, parent: click.Context) -> list[str]:
+    """A command's section; a group (`spark model`) has one per subcommand (`spark model import`)."""
+    if not isinstance(command, click.Group):
+        return _command(name, command, parent)
+    ctx = click.Context(command, info_name=name, parent=parent)
+    subcommands = [(sub, command.get_command(ctx, sub)) for sub in command.list_commands(ctx)]
+    shown = [(sub, c) for sub, c in subcommands if c is not None and not c.hidden]
+    out = [f"## `spark {name}`", ""]
+    if command.help:
+        out += [inspect.cleandoc(command.help), ""]
+    out += ["Subcommands: " + ", ".join(f"`spark {name} {sub}`" for sub, _ in shown) + ".", ""]
+    for sub, subcommand in shown:
+        assert subcommand is not None
+        out += _command(f"{name} {sub}", subcommand, parent)
+    return out
+
+
 def reference(main: click.Group) -> str:
     """The generated part of docs/cli.md: the group's options, then each subcommand in turn."""
     ctx = click.Context(main, info_name="spark", **main.context_settings)
@@ -78,7 +98,7 @@ def reference(main: click.Group) -> str:
     for name in main.list_commands(ctx):
         command = main.get_command(ctx, name)
         if command is not None and not command.hidden:
-            out += _command(name, command, ctx)
+            out += _commands(name, command, ctx)
     out.append(END)
     return "\n".join(out) + "\n"
 
