@@ -10,6 +10,10 @@ Fixtures:
                  (deselect with ``-m "not slurm"`` for a quick local run).
   vllm_stub      function: record dir + environment that puts tests/stubs
                  (vllm, vllm-router) first on PATH; ``.records()`` reads them.
+  openai_stub    function: a factory, ``openai_stub(model=..., api_key=...,
+                 hold_until_in_flight=...)`` -> a started stub OpenAI-compatible
+                 server on loopback (tests/stubs/openai_server.py: ``.url``,
+                 ``.records``, ``.max_in_flight``), stopped at teardown.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ import pytest
 
 try:
     from .slurm_cluster import SlurmCluster
+    from .stubs.openai_server import OpenAIStubServer
     from .validators import load_stub_records, stub_env
 except ImportError:
     from slurm_cluster import SlurmCluster
+    from stubs.openai_server import OpenAIStubServer
     from validators import load_stub_records, stub_env
 
 
@@ -56,3 +62,21 @@ def vllm_stub(tmp_path) -> VllmStub:
     rec = tmp_path / "stub-records"
     rec.mkdir()
     return VllmStub(rec, stub_env(rec, base=dict(os.environ)))
+
+
+@pytest.fixture
+def openai_stub():
+    """Start stub OpenAI-compatible servers (keyword arguments of OpenAIStubServer);
+    every one started is stopped at teardown."""
+    started: list[OpenAIStubServer] = []
+
+    def start(model: str = "stub-model", **options) -> OpenAIStubServer:
+        server = OpenAIStubServer(model, **options).start()
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.stop()
