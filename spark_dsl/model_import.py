@@ -552,8 +552,14 @@ def _aligned(rows: list[Fact], indent: str) -> list[str]:
 
 def import_model(path: str, name: str | None = None, env: dict[str, str] | None = None) -> str:
     """The block for the model at `path` (a folder or a cached `ORG/NAME`); ImportProblem if not."""
-    folder, repository = locate(path, env)
-    model = read_model(folder, repository, name)
+    try:
+        folder, repository = locate(path, env)
+        model = read_model(folder, repository, name)
+    except (OSError, ValueError) as err:  # a cache folder that cannot be listed, a NUL in $HF_HOME
+        problem = files.os_problem(err)
+        raise ImportProblem(
+            "unreadable", f"cannot read {files.printable(path)}: {problem.reason}", problem.help
+        ) from None
     from spark_dsl import catalog
 
     if model.name in catalog.load().models:

@@ -326,3 +326,23 @@ def test_round_trip_of_a_windowed_model_counts_its_sliding_layers(tmp_path: Path
     assert est.sliding_bytes_per_token == 40 * 8192 == 327_680
     assert est.sliding_window == 1024
     assert est.weights_gb == 24.37415856
+
+
+def test_a_cache_folder_that_cannot_be_listed_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _cache(tmp_path, "acme/Locked", {"r1": "llama-3.1-8b", "r2": "qwen3-30b-a3b"}, main=None)
+
+    def refused(self: Path) -> None:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    # The tests run as root, which reads any folder: the refusal is the operating system's answer
+    # to a user without read permission on the snapshots folder.
+    monkeypatch.setattr(Path, "iterdir", refused)
+    with pytest.raises(model_import.ImportProblem) as err:
+        model_import.import_model("acme/Locked", None, env={"HF_HUB_CACHE": str(tmp_path)})
+    assert (err.value.kind, err.value.message) == ("unreadable", "cannot read acme/Locked: permission denied")
+
+
+def test_a_nul_in_the_cache_variable_is_shown_escaped() -> None:
+    with pytest.raises(model_import.ImportProblem) as err:
+        model_import.import_model("acme/x", None, env={"HF_HUB_CACHE": "/tmp/a\0b"})
+    assert err.value.kind == "not-in-cache" and "\\x00" in err.value.message
