@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +72,9 @@ class Imported:
     facts: list[Fact]
     dtype: str
     checkpoint: list[Fact]
+    dtype_source: str
     origin: str
-    display_source: str = "the repository's name"
-    notes: list[str] = field(default_factory=list)
+    display_source: str
 
 
 # --------------------------------------------------------------------------- finding the files
@@ -122,7 +122,8 @@ def locate(path: str, env: dict[str, str] | None = None) -> tuple[Path, str | No
 
 def _repository_of_snapshot(folder: Path) -> str | None:
     """`ORG/NAME` when `folder` is `.../models--ORG--NAME/snapshots/REV`, else None."""
-    parts = folder.resolve().parts if not isinstance(files.resolve(folder), files.Unreadable) else folder.parts
+    resolved = files.resolve(folder)
+    parts = (folder if isinstance(resolved, files.Unreadable) else resolved).parts
     if len(parts) >= 3 and parts[-2] == "snapshots" and parts[-3].startswith("models--"):
         org_name = parts[-3].removeprefix("models--").split("--", 1)
         if len(org_name) == 2 and REPOSITORY.match("/".join(org_name)):
@@ -326,17 +327,16 @@ def read_model(folder: Path, repository: str | None, name: str | None) -> Import
     ]
     display = repo.rsplit("/", 1)[-1] if "/" in repo else repo
     model_name = checked_name(name) if name is not None else derived_name(display)
-    imported = Imported(
+    return Imported(
         name=model_name,
         display_name=display,
         facts=facts,
         dtype=dtype,
+        dtype_source=dtype_source,
         checkpoint=checkpoint,
         origin=files.display(folder),
         display_source="the repository's name" if REPOSITORY.match(repo) else "the folder's name",
     )
-    imported.notes.append(f"checkpoint {dtype}: {dtype_source}")
-    return imported
 
 
 def _sliding(config: _Config, layers: int) -> list[Fact]:
@@ -535,7 +535,7 @@ def render(model: Imported) -> str:
     ]
     rows = [Fact("display_name", _quoted(model.display_name), model.display_source), *model.facts]
     lines += _aligned(rows, "  ")
-    lines.append(f"  checkpoint {model.dtype} {{  # {model.notes[0].split(': ', 1)[1]}")
+    lines.append(f"  checkpoint {model.dtype} {{  # {files.printable(model.dtype_source)}")
     lines += _aligned(model.checkpoint, "    ")
     lines += ["  }", "}"]
     text = "\n".join(lines) + "\n"
