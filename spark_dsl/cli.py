@@ -532,11 +532,12 @@ def _build_scope(result: Any, paths: tuple[str, ...], root: Path) -> Any:
     from spark_dsl.targets import writer
 
     failed = {d.location.file for d in result.diagnostics if d.severity is Severity.ERROR and d.location}
+    read = {name: s.path.resolve() for name, s in result.sources.items()}
     return writer.Scope(
         root.resolve(),
         tuple(Path(p).resolve() for p in paths),
-        read=frozenset(s.path.resolve() for s in result.sources.values()),
-        unsure=frozenset(s.path.resolve() for name, s in result.sources.items() if name in failed),
+        read=frozenset(read.values()),
+        unsure=frozenset(path for name, path in read.items() if name in failed),
     )
 
 

@@ -115,16 +115,16 @@ def _seen(output: DeploymentOutput, files: dict[str, tuple[bytes, int]], state: 
     if not is_deployment_name(output.name):  # checked by SPK108 first; never a path
         raise ValueError(f"deployment name {output.name!r} cannot name a folder")
     contents = {f: digest(d) for f, (d, _) in files.items()}
-    return _Seen(output.name, output.source, contents, state, state.kind == "folder" and _same(state, files))
+    return _Seen(output.name, output.source, contents, state, _same(state, files, contents))
 
 
-def _same(state: FolderState, files: dict[str, tuple[bytes, int]]) -> bool:
-    """The folder already holds exactly these files, executable bits included."""
-    if state.files is None or sorted(state.files) != sorted(files):
+def _same(state: FolderState, files: dict[str, tuple[bytes, int]], contents: dict[str, str]) -> bool:
+    """The folder already holds exactly these files (`contents`: their hashes), executable bits included."""
+    if state.kind != "folder" or state.files is None or sorted(state.files) != sorted(files):
         return False
     return all(
-        state.files[name].digest == digest(data) and state.files[name].executable == bool(mode & 0o111)
-        for name, (data, mode) in files.items()
+        state.files[name].digest == contents[name] and state.files[name].executable == bool(mode & 0o111)
+        for name, (_, mode) in files.items()
     )
 
 
@@ -221,9 +221,20 @@ def _clash(out_dir: Path, name: str, entry: Entry | None, source: str, scope: Sc
     )
 
 
-def _recorded_source(scope: Scope, source: str, out_real: Path) -> str:
-    spec = Path(os.path.normpath(scope.root / source))
-    return Path(os.path.relpath(spec, out_real)).as_posix()
+def _recorder(scope: Scope, out_real: Path) -> Callable[[str], str]:
+    """A rendered source (relative to the root) as the manifest records it: relative to the output
+    folder. Each spec folder's way from the output folder is worked out once (`relpath` reads the
+    working folder each time), then the file's name joined to it."""
+    ways: dict[str, str] = {}
+
+    def recorded(source: str) -> str:
+        folder, name = os.path.split(os.path.normpath(scope.root / source))
+        way = ways.get(folder)
+        if way is None:
+            way = ways[folder] = Path(os.path.relpath(folder, out_real)).as_posix()
+        return name if way == "." else f"{way}/{name}"
+
+    return recorded
 
 
 def _carried(entry: Entry, state: FolderState) -> Entry | None:
@@ -245,10 +256,11 @@ def _plan(
 ) -> _Plan:
     plan = _Plan()
     out_real = out_dir.resolve()
+    recorded = _recorder(scope, out_real)
     for output in seen:
         name, state = output.name, output.state
         entry = previous.entries.get(name)
-        new = Entry(name, _recorded_source(scope, output.source, out_real), output.contents)
+        new = Entry(name, recorded(output.source), output.contents)
         if state.kind in ("link", "other"):
             plan.blockers.append(_not_a_folder(out_dir, name, state, "replace"))
             continue
