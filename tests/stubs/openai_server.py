@@ -60,6 +60,18 @@ wheel, the same files as tag v0.33.0 of github.com/vllm-project/vllm):
 * An unknown path is 404 ``{"detail": "Not Found"}``, a wrong method 405
   ``{"detail": "Method Not Allowed"}`` (FastAPI's defaults).
 
+* ``POST /tokenize`` is not served (404): ``vllm bench serve`` probes it (and
+  ``/detokenize``) to align its prompts with the server's tokenizer and, on a
+  404, prints a warning and skips the alignment (vllm/benchmarks/serve.py,
+  ``_align_prompts_to_server_tokenizer``). It also reads ``/metrics`` before
+  and after a run (for spec-decode counters).
+
+Checked against the real client: vLLM 0.33.0's ``vllm.benchmarks.serve.main``
+(``--backend openai-chat --max-concurrency 2 --num-prompts 6``, an API key
+in OPENAI_API_KEY, a local tokenizer) ran against this stub with 6 of 6
+requests successful; the records showed the key accepted on every request,
+``stream: true``, ``max_tokens`` as given and at most 2 in flight.
+
 Stub-only behaviour: with ``modalities`` lacking ``"image"`` an
 ``image_url`` content part is refused with 400 (vLLM refuses images for a
 text-only model; its message differs). ``hold_until_in_flight=N`` holds
