@@ -356,7 +356,18 @@ CODES = [
         "dimensions, context against its limit) needs these facts; docs/models.md lists them "
         "and where a model's config.json gives each.",
         "model my-llama {\n  layers      = 32\n  query_heads = 32\n  head_dim    = 128\n}",
-        "model my-llama {\n  layers      = 32\n  query_heads = 32\n  kv_heads    = 8\n  head_dim    = 128\n}",
+        "model my-llama {\n"
+        "  layers      = 32\n"
+        "  hidden_size = 4096\n"
+        "  query_heads = 32\n"
+        "  kv_heads    = 8\n"
+        "  head_dim    = 128\n"
+        "  max_context = 128k\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "meta-llama/Llama-3.1-8B-Instruct"\n'
+        "    size       = 16GB\n"
+        "  }\n"
+        "}",
     ),
     CodeDoc(
         "SPK127",
@@ -369,7 +380,18 @@ CODES = [
         "Grouped-query attention gives each KV head a whole group of query heads; the capacity "
         "estimate counts full-attention layers as `layers - sliding_window_layers`.",
         "model my-llama {\n  query_heads = 32\n  kv_heads    = 12\n}",
-        "model my-llama {\n  query_heads = 32\n  kv_heads    = 8\n}",
+        "model my-llama {\n"
+        "  layers      = 32\n"
+        "  hidden_size = 4096\n"
+        "  query_heads = 32\n"
+        "  kv_heads    = 8\n"
+        "  head_dim    = 128\n"
+        "  max_context = 128k\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "meta-llama/Llama-3.1-8B-Instruct"\n'
+        "    size       = 16GB\n"
+        "  }\n"
+        "}",
     ),
     CodeDoc(
         "SPK128",
@@ -380,7 +402,18 @@ CODES = [
         "`model = NAME` must name one model. A shipped model's facts are cited in the catalog; a "
         "declaration may not quietly replace them.",
         "model muse-spark-open {",
-        "model my-llama {",
+        "model my-llama {\n"
+        "  layers      = 32\n"
+        "  hidden_size = 4096\n"
+        "  query_heads = 32\n"
+        "  kv_heads    = 8\n"
+        "  head_dim    = 128\n"
+        "  max_context = 128k\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "meta-llama/Llama-3.1-8B-Instruct"\n'
+        "    size       = 16GB\n"
+        "  }\n"
+        "}",
     ),
     CodeDoc(
         "SPK901",

@@ -296,13 +296,18 @@ class Loader:
         if existing is not None and existing.node is decl.node:
             return
         if via is None and name in catalog.load().models:
+            from spark_dsl.diagnostics import replacement
+
+            renamed = f"{name}-custom"
+            help = f"rename it (`model {renamed}`), or drop it and use the catalog's `{name}`"
             self.sink.error(
                 "SPK128",
                 f"model `{name}` is already a shipped catalog model",
                 source.name,
                 decl.node.name.span,
                 label="declared again here",
-                help=f"rename the declaration (e.g. `{name}-custom`), or drop it and use the catalog's `{name}`",
+                help=help,
+                fixes=(replacement(f"rename to `{renamed}`", source.name, decl.node.name.span, renamed),),
             )
             return
         if existing is None:

@@ -14,7 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from spark_dsl import catalog
-from spark_dsl.diagnostics import DiagnosticSink
+from spark_dsl.diagnostics import DiagnosticSink, Fix, replacement
 from spark_dsl.schema import MODALITIES, BlockSpec, KeySpec, Kind, lookup_block
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
@@ -167,11 +167,9 @@ class FactCheck:
                 self._required(ckpt, key, example, block.body, f"checkpoint `{label}`", label_span)
             dtype = ckpt.get("dtype")
             if dtype is not None and dtype.value != label:
-                self._contradiction(
-                    f"checkpoint `{label}` has dtype `{dtype.value}`",
-                    dtype.origin.span,
-                    f"write `dtype = {label}` or leave it out: a checkpoint's label is its weight format",
-                )
+                help = f"write `dtype = {label}` or leave it out: a checkpoint's label is its weight format"
+                fix = replacement(help, self.decl.source.name, dtype.origin.span, label)
+                self._contradiction(f"checkpoint `{label}` has dtype `{dtype.value}`", dtype.origin.span, help, fix)
         draft = self.body.block("draft")
         if draft is not None:
             block = _block(node.body, "draft", None)
@@ -186,30 +184,51 @@ class FactCheck:
         layers, sliding = v("layers"), v("sliding_window_layers", 0)
         if layers is not None and sliding > layers:
             message = f"`sliding_window_layers = {sliding}` exceeds the model's {layers} layers"
-            self._fact("sliding_window_layers", message, f"write at most `{layers}`")
+            self._fact("sliding_window_layers", message, f"write `sliding_window_layers = {layers}` at most", layers)
         if sliding > 0 and v("sliding_window") is None and "sliding_window" not in invalid:
             message = f"`sliding_window_layers = {sliding}` but no `sliding_window`"
-            self._fact("sliding_window_layers", message, "add `sliding_window = 4096`, the tokens such a layer keeps")
+            self._added("sliding_window_layers", message, "sliding_window", "4096", "the tokens such a layer keeps")
         query, kv = v("query_heads"), v("kv_heads")
         if query is not None and kv is not None and (kv > query or query % kv):
+            fitting = max(d for d in range(1, min(kv, query) + 1) if not query % d)
             message = f"`kv_heads = {kv}` does not divide `query_heads = {query}`"
-            self._fact("kv_heads", message, f"write a divisor of {query}: each KV head serves a group of query heads")
+            help = f"write `kv_heads = {fitting}` (a divisor of {query}) or the model's own value"
+            self._fact("kv_heads", message, help, fitting)
         experts, per_token = v("experts", 0), v("experts_per_token")
         if experts > 0 and per_token is None and "experts_per_token" not in invalid:
             message = f"`experts = {experts}` but no `experts_per_token`"
-            self._fact("experts", message, "add `experts_per_token = 8`, the routed experts each token uses")
+            self._added("experts", message, "experts_per_token", str(min(8, experts)), "the experts each token uses")
         if per_token is not None and per_token > experts:
             message = f"`experts_per_token = {per_token}` exceeds `experts = {experts}`"
-            self._fact("experts_per_token", message, f"write at most `{experts}`, or the model's `experts`")
+            if experts:
+                self._fact("experts_per_token", message, f"write `experts_per_token = {experts}` at most", experts)
+            else:
+                self._removed("experts_per_token", message, "a dense model has no experts: remove it")
 
-    def _fact(self, key: str, message: str, help: str) -> None:
-        setting = self.body.get(key)
-        span = setting.origin.span if setting is not None else self.decl.node.name.span
-        self._contradiction(message, span, help)
+    def _fact(self, key: str, message: str, help: str, value: int) -> None:
+        """SPK127 at `key`'s value, fixed by writing `value` there."""
+        origin = self.body.settings[key].origin
+        fix = replacement(help, self.decl.source.name, origin.span, str(value))
+        self._contradiction(message, origin.span, help, fix)
 
-    def _contradiction(self, message: str, span: Span, help: str) -> None:
+    def _added(self, key: str, message: str, missing: str, example: str, what: str) -> None:
+        """SPK127 at `key`'s value, fixed by adding `missing = example` to the model."""
+        from spark_dsl.edits import add_setting
+
+        help = f"add `{missing} = {example}`, {what}"
+        fix = add_setting(help, self.decl.source, self.decl.node.body, missing, example)
+        self._contradiction(message, self.body.settings[key].origin.span, help, fix)
+
+    def _removed(self, key: str, message: str, help: str) -> None:
+        from spark_dsl.edits import remove_entry
+
+        span = self.body.settings[key].origin.span
+        self._contradiction(message, span, help, remove_entry(help, self.decl.source, span))
+
+    def _contradiction(self, message: str, span: Span, help: str, fix: Fix | None = None) -> None:
         self.sound = False
-        self.sink.error("SPK127", message, self.decl.source.name, span, help=help)
+        fixes = (fix,) if fix is not None else ()
+        self.sink.error("SPK127", message, self.decl.source.name, span, help=help, fixes=fixes)
 
     def _required(self, body: TypedBody, key: str, example: str, node_body: ast.Body, what: str, span: Span) -> None:
         if body.get(key) is not None or key in body.invalid:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from spark_dsl import catalog
-from spark_dsl.diagnostics import Severity
-from spark_dsl.plan.model import Plan
+from spark_dsl.diagnostics import Fix, Severity
+from spark_dsl.plan.model import Plan, Pool, Resolved
 from spark_dsl.rules.registry import Finding, rule
-from spark_dsl.rules.suggest import spelled
+from spark_dsl.rules.suggest import replace_or_add, set_parallel, spelled
 from spark_dsl.values import Parallel
 
 
@@ -30,23 +30,52 @@ def _divisors(n: int) -> str:
     "(`Total number of attention heads must be divisible by tensor parallel size`).",
     failing="deployment qwen {\n  model       = qwen-3b   # 16 query heads, 2 KV heads\n"
     "  accelerator = h100\n  gpus        = 6\n}",
-    fixed="deployment qwen {\n  model       = qwen-3b\n  accelerator = h100\n  gpus        = 2\n}",
+    fixed="model qwen-3b {\n"
+    "  layers      = 36\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 16\n"
+    "  kv_heads    = 2\n"
+    "  head_dim    = 128\n"
+    "  max_context = 32K\n"
+    "  checkpoint bf16 {\n"
+    '    repository = "Qwen/Qwen2.5-3B-Instruct"\n'
+    "    size       = 6.2GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment qwen {\n"
+    "  model       = qwen-3b\n"
+    "  accelerator = h100\n"
+    "  gpus        = 2\n"
+    "}",
     # A TP that does not divide the KV heads does not divide the query heads either: SPK219 says it.
     suppressed_by=("SPK219",),
 )
 def tp_divides_query_heads(plan: Plan) -> Iterator[Finding]:
     heads = plan.model.architecture.query_heads
-    gpus = plan.settings["gpus"]
     for pool in plan.pools:
         if heads % pool.tp:
-            at = pool.parallel if pool.parallel.explicit else gpus
+            size = max(d for d in range(1, pool.tp) if not heads % d)  # the next size down that divides
+            at, fix = _tp_fix(plan, pool, size)
             yield Finding(
                 f"tensor-parallel size {pool.tp} does not divide the {heads} attention heads of `{plan.model.id}`",
                 at,
-                f"use a tensor-parallel size of {_divisors(heads)}",
+                f"{fix.message if fix else f'use a tensor-parallel size of {size}'}: "
+                f"a size that divides the heads ({_divisors(heads)})",
                 label=f"TP {pool.tp}",
+                fix=fix,
             )
             return
+
+
+def _tp_fix(plan: Plan, pool: Pool, size: int) -> tuple[Resolved, Fix | None]:
+    """Where a tensor-parallel size is set, and the fix that makes it `size`: `tp(N)` where the spec
+    writes the parallelism, else `gpus = N` (TP is every GPU the node uses)."""
+    if pool.parallel.explicit and pool.parallel.value.tp is not None:
+        written: Parallel = pool.parallel.value
+        value = Parallel(size, True, written.ep, written.dp)
+        return pool.parallel, set_parallel(plan, pool, value, f"use `parallel = {spelled(value)}`")
+    return plan.settings["gpus"], replace_or_add(plan, "gpus", str(size), f"use `gpus = {size}`")
 
 
 @rule(
@@ -59,22 +88,39 @@ def tp_divides_query_heads(plan: Plan) -> Iterator[Finding]:
     "(vLLM's QKVParallelLinear); the capacity estimate counts each head once per rank that holds it.",
     failing="deployment qwen {\n  model       = qwen-3b   # 2 KV heads\n"
     "  accelerator = h100\n  gpus        = 4   # TP 4\n}",
-    fixed="deployment qwen {\n  model       = qwen-3b\n  accelerator = h100\n  gpus        = 2\n}",
+    fixed="model qwen-3b {\n"
+    "  layers      = 36\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 16\n"
+    "  kv_heads    = 2\n"
+    "  head_dim    = 128\n"
+    "  max_context = 32K\n"
+    "  checkpoint bf16 {\n"
+    '    repository = "Qwen/Qwen2.5-3B-Instruct"\n'
+    "    size       = 6.2GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment qwen {\n"
+    "  model       = qwen-3b\n"
+    "  accelerator = h100\n"
+    "  gpus        = 2\n"
+    "}",
     suppressed_by=("SPK223",),
 )
 def kv_heads_replicated(plan: Plan) -> Iterator[Finding]:
     heads = plan.model.architecture.kv_heads
-    gpus = plan.settings["gpus"]
     for pool in plan.pools:
         if pool.tp > heads and not pool.tp % heads:
-            at = pool.parallel if pool.parallel.explicit else gpus
-            fitting = spelled(Parallel(heads, True, pool.ep, pool.dp))
+            at, fix = _tp_fix(plan, pool, heads)
             yield Finding(
                 f"tensor-parallel size {pool.tp} exceeds the {heads} KV heads of `{plan.model.id}`: "
                 f"vLLM keeps each KV head on {pool.tp // heads} ranks",
                 at,
-                f"to hold each KV head once, use `parallel = {fitting}` (and data parallelism for the other GPUs)",
+                f"to hold each KV head once, {fix.message if fix else f'use a tensor-parallel size of {heads}'}"
+                " (and data parallelism for the other GPUs)",
                 label="KV heads replicated",
+                fix=fix,
             )
             return
 
@@ -103,7 +149,24 @@ def _missing_support(plan: Plan) -> str | None:
     "Blackwell, CDNA3 and CDNA4 have FP8), each checkpoint's `dtype`.",
     failing='model tiny-fp4 {\n  checkpoint nvfp4 {\n    repository = "example-org/tiny-nvfp4"\n  }\n}\n\n'
     "deployment tiny {\n  model       = tiny-fp4\n  accelerator = h100   # Hopper: no FP4\n}",
-    fixed="deployment tiny {\n  model       = tiny-fp4\n  accelerator = b200\n}",
+    fixed="model tiny-fp4 {\n"
+    "  layers      = 16\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 32\n"
+    "  kv_heads    = 8\n"
+    "  head_dim    = 64\n"
+    "  max_context = 128k\n"
+    "  checkpoint nvfp4 {\n"
+    '    repository = "example-org/tiny-nvfp4"\n'
+    "    size       = 1GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment tiny {\n"
+    "  model       = tiny-fp4\n"
+    "  accelerator = b200\n"
+    "  gpus        = 8\n"
+    "}",
     # The recipe's model: SPK202 says it, with the recipe's validated checkpoints.
     suppressed_by=("SPK202",),
 )
@@ -137,7 +200,24 @@ def checkpoint_runs(plan: Plan) -> Iterator[Finding]:
     basis="A deployment serves one of its model's checkpoints: the catalog's, or the `checkpoint` "
     "blocks of a declared model (docs/models.md).",
     failing="deployment tiny {\n  model       = tiny-bf16\n  accelerator = b200\n  checkpoint  = nvfp4\n}",
-    fixed="deployment tiny {\n  model       = tiny-bf16\n  accelerator = b200\n  checkpoint  = bf16\n}",
+    fixed="model tiny-bf16 {\n"
+    "  layers      = 16\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 32\n"
+    "  kv_heads    = 8\n"
+    "  head_dim    = 64\n"
+    "  max_context = 128k\n"
+    "  checkpoint bf16 {\n"
+    '    repository = "example-org/tiny"\n'
+    "    size       = 4GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment tiny {\n"
+    "  model       = tiny-bf16\n"
+    "  accelerator = b200\n"
+    "  checkpoint  = bf16\n"
+    "}",
 )
 def checkpoint_of_the_model(plan: Plan) -> Iterator[Finding]:
     ckpt = plan.settings.get("checkpoint")
@@ -162,7 +242,24 @@ def checkpoint_of_the_model(plan: Plan) -> Iterator[Finding]:
     basis="vLLM's `--enable-expert-parallel` shards the experts of a mixture-of-experts model; a "
     "dense model has none to shard.",
     failing="deployment tiny {\n  model       = tiny-dense\n  accelerator = b200\n  parallel    = tp + ep\n}",
-    fixed="deployment tiny {\n  model       = tiny-dense\n  accelerator = b200\n  parallel    = tp\n}",
+    fixed="model tiny-dense {\n"
+    "  layers      = 16\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 32\n"
+    "  kv_heads    = 8\n"
+    "  head_dim    = 64\n"
+    "  max_context = 128k\n"
+    "  checkpoint bf16 {\n"
+    '    repository = "example-org/tiny"\n'
+    "    size       = 4GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment tiny {\n"
+    "  model       = tiny-dense\n"
+    "  accelerator = b200\n"
+    "  parallel    = tp\n"
+    "}",
 )
 def ep_needs_experts(plan: Plan) -> Iterator[Finding]:
     if plan.model.architecture.routed_experts:
