@@ -34,13 +34,11 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 RESERVED = frozenset({"import", "profile", "deployment", "model", "extends", "true", "false"})
 # A Hugging Face repository id as the cache folders spell it (`models--ORG--NAME`).
 REPOSITORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
-# `torch_dtype` (or transformers 5's `dtype`) -> the checkpoint format. float16 weights take the
-# bytes of bf16 and need no special hardware, so they are written as a bf16 checkpoint, said so.
-TORCH_DTYPES = {"bfloat16": "bf16", "float16": "bf16"}
-# `quantization_config.quant_method` -> the checkpoint format.
-QUANT_METHODS = {"fp8": "fp8", "mxfp4": "mxfp4", "nvfp4": "nvfp4"}
-# ModelOpt writes `quant_method: modelopt` and names the format in `quant_algo`.
-MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4"}
+# The 16-bit `torch_dtype` spellings (transformers 5 says `dtype`). float16 weights take the bytes
+# of the unquantized format and need no special hardware, so they are written as such, said so.
+SIXTEEN_BIT = ("bfloat16", "float16")
+# ModelOpt writes `quant_method: modelopt` and names the format, upper case, in `quant_algo`.
+MODELOPT = "modelopt"
 
 
 class ImportProblem(Exception):
@@ -422,33 +420,47 @@ def _modalities(raw: dict[str, Any]) -> tuple[list[str], str]:
     return found, "config.json: " + ", ".join(sources)
 
 
+def _formats() -> tuple[str, tuple[str, ...]]:
+    """The unquantized checkpoint format and the quantized ones, from the catalog schema's `dtype`
+    enum (its first entry is the unquantized one): a `quant_method` or ModelOpt `quant_algo` that
+    names a quantized format (vLLM's spelling is the catalog's) is that format."""
+    from spark_dsl.model_schema import checkpoint_dtypes
+
+    unquantized, *quantized = checkpoint_dtypes()
+    return unquantized, tuple(quantized)
+
+
 def _dtype(config: _Config) -> tuple[str, str]:
+    unquantized, quantized = _formats()
+    formats = ", ".join((unquantized, *quantized))
+    way_out = f"import a checkpoint of one of {formats}, or declare the model by hand (docs/models.md)"
     quant = config.raw.get("quantization_config")
     if isinstance(quant, dict):
         method = quant.get("quant_method")
-        if method == "modelopt":
+        if method == MODELOPT:
             algo = quant.get("quant_algo")
-            if algo in MODELOPT_ALGOS:
-                return MODELOPT_ALGOS[algo], "config.json: quantization_config.quant_algo"
-        elif isinstance(method, str) and method in QUANT_METHODS:
-            return QUANT_METHODS[method], "config.json: quantization_config.quant_method"
+            if isinstance(algo, str) and algo.lower() in quantized:
+                return algo.lower(), "config.json: quantization_config.quant_algo"
+        elif isinstance(method, str) and method in quantized:
+            return method, "config.json: quantization_config.quant_method"
         raise ImportProblem(
             "unknown-dtype",
-            f"quantization_config.quant_method {_shown(method)} in {files.display(config.path)} is not one "
-            "spark-dsl knows (fp8, mxfp4, nvfp4, modelopt FP8/NVFP4)",
-            "import a bf16, fp8, nvfp4 or mxfp4 checkpoint, or declare the model by hand (docs/models.md)",
+            f"quantization_config.quant_method {_shown(method)} in {files.display(config.path)} is not a "
+            f"format spark-dsl knows ({', '.join(quantized)}, or {MODELOPT} with one of them)",
+            way_out,
         )
     for key in ("torch_dtype", "dtype"):
         value = config.get(key)
         if value is None:
             continue
-        if isinstance(value, str) and value in TORCH_DTYPES:
-            note = " (float16: the bytes of bf16)" if value == "float16" else ""
-            return TORCH_DTYPES[value], config.where(key) + note
+        if isinstance(value, str) and value in SIXTEEN_BIT:
+            note = f" ({value}: the bytes of {unquantized})" if value != SIXTEEN_BIT[0] else ""
+            return unquantized, config.where(key) + note
         raise ImportProblem(
             "unknown-dtype",
-            f"`{key}` in {files.display(config.path)} is {_shown(value)}; spark-dsl knows bfloat16 and float16 weights",
-            "import a bf16, fp8, nvfp4 or mxfp4 checkpoint, or declare the model by hand (docs/models.md)",
+            f"`{key}` in {files.display(config.path)} is {_shown(value)}; spark-dsl knows "
+            f"{' and '.join(SIXTEEN_BIT)} weights",
+            way_out,
         )
     raise ImportProblem(
         "missing-field",

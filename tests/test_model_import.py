@@ -120,6 +120,11 @@ def test_quantized_checkpoints_take_their_format(tmp_path: Path) -> None:
         (folder / "config.json").write_text(json.dumps({**config, "quantization_config": quant}))
         shutil.copy(CONFIGS / "llama-3.1-8b" / "model.safetensors.index.json", folder)
         assert any(line.startswith(f"checkpoint {dtype} {{") for line in _lines(_block(folder))), dtype
+    half = tmp_path / "float16"
+    half.mkdir()
+    (half / "config.json").write_text(json.dumps({**config, "torch_dtype": "float16"}))
+    shutil.copy(CONFIGS / "llama-3.1-8b" / "model.safetensors.index.json", half)
+    assert "checkpoint bf16 { # config.json: torch_dtype (float16: the bytes of bf16)" in _lines(_block(half))
 
 
 # ---------------------------------------------------------------------------- the local cache
