@@ -185,7 +185,7 @@ class LaunchBuilder:
         if spec.mode != "dspark" or draft is None:
             return []
         config: dict[str, object] = {
-            "method": "dspark",
+            "method": draft.method,  # the catalog's or the declaration's (`dspark` for Muse Spark Open)
             "model": draft.repository,
             "num_speculative_tokens": spec.tokens or draft.num_speculative_tokens,
         }

@@ -276,3 +276,44 @@ def ep_needs_experts(plan: Plan) -> Iterator[Finding]:
                 replace_with=spelled(without_ep),
             )
             return
+
+
+@rule(
+    "SPK228",
+    "error",
+    "speculative decoding without a draft model",
+    checks="`speculative` turns on a draft model, but the model has none (a shipped model without "
+    "`draft`, or a declaration without a `draft { }` block).",
+    basis="vLLM's `--speculative-config` names a draft model; without one the setting would be "
+    "dropped from the launch silently.",
+    failing="deployment tiny {\n  model       = tiny-nodraft\n  accelerator = b200\n  speculative = dspark\n}",
+    fixed="model tiny-nodraft {\n"
+    "  layers      = 16\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 32\n"
+    "  kv_heads    = 8\n"
+    "  head_dim    = 64\n"
+    "  max_context = 128k\n"
+    "  checkpoint bf16 {\n"
+    '    repository = "example-org/tiny"\n'
+    "    size       = 4GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment tiny {\n"
+    "  model       = tiny-nodraft\n"
+    "  accelerator = b200\n"
+    "  speculative = none\n"
+    "}",
+)
+def speculative_needs_a_draft(plan: Plan) -> Iterator[Finding]:
+    spec = plan.settings.get("speculative")
+    if spec is None or spec.value.mode == "none" or plan.model.draft is not None:
+        return
+    yield Finding(
+        f"`speculative = {spec.value.spelled()}` needs a draft model, and `{plan.model.id}` has none",
+        spec,
+        "use `speculative = none`, or declare the model's `draft { method  repository  size }`",
+        label="no draft model",
+        replace_with="none",
+    )

@@ -26,6 +26,12 @@ MODELS = """model dense-8b {
     repository = "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8"
     size       = 9GB
   }
+  draft {
+    method     = eagle3
+    repository = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+    size       = 0.85GB
+    tokens     = 3
+  }
 }
 
 model moe-30b {
@@ -65,6 +71,7 @@ DEPLOYMENTS = """import "models.spark"
 deployment dense-default {
   model       = dense-8b
   accelerator = h100
+  speculative = dspark
 }
 
 deployment dense-tuned {
@@ -115,6 +122,9 @@ def test_declared_models_launch_with_flags_vllm_parses(
     assert len(argvs) == 5  # dense-tuned runs one launch per node
     assert any("--enable-expert-parallel" in a for a in flat) and any("--language-model-only" in a for a in flat)
     assert any("--max-model-len 32768" in a and "--kv-cache-dtype fp8" in a for a in flat)
+    assert any(
+        '--speculative-config {"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"' in a for a in flat
+    )
     assert not [env for env in _envs(tmp_path) if env]  # no recipe env (the AITER switch on AMD)
     vllm_assert_all_ok(vllm_verify(argvs, []))
 
