@@ -332,7 +332,7 @@ def read_model(folder: Path, repository: str | None, name: str | None) -> Import
         dtype=dtype,
         dtype_source=dtype_source,
         checkpoint=checkpoint,
-        origin=files.display(folder),
+        origin=str(folder) if repository is None else f"{repository} (Hugging Face cache snapshot {folder.name})",
         display_source="the repository's name" if REPOSITORY.match(repo) else "the folder's name",
     )
 

@@ -351,3 +351,14 @@ def test_a_nul_in_the_cache_variable_is_shown_escaped() -> None:
     with pytest.raises(model_import.ImportProblem) as err:
         model_import.import_model("acme/x", None, env={"HF_HUB_CACHE": "/tmp/a\0b"})
     assert err.value.kind == "not-in-cache" and "\\x00" in err.value.message
+
+
+def test_the_block_goes_to_standard_output_or_replaces_the_file_named(tmp_path: Path) -> None:
+    fixture = str(CONFIGS / "mixtral-8x7b-v0.1")
+    expected = model_import.import_model(fixture, "mine", env={})
+    printed = spark("model", "import", fixture, "--name", "mine", cwd=tmp_path)
+    assert (printed.returncode, printed.stdout, printed.stderr) == (0, expected, "")
+    (tmp_path / "out.spark").write_text("old text\n")
+    replaced = spark("model", "import", fixture, "--name", "mine", "-o", "out.spark", cwd=tmp_path)
+    assert (replaced.returncode, replaced.stdout) == (0, "")
+    assert (tmp_path / "out.spark").read_text() == expected
