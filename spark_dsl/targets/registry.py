@@ -32,6 +32,7 @@ TARGET_MODULES = (
     "spark_dsl.targets.slurm",
     "spark_dsl.targets.kubernetes",
     "spark_dsl.targets.vllm_config",
+    "spark_dsl.targets.smoke",
 )
 
 
@@ -42,7 +43,9 @@ class Target:
     `doc` says what the file is (the schema's text for `target KIND`: docs, hover, explain);
     `keys` and `blocks` are the settings its block takes. `single_host` says why the target
     describes one host, as SPK501 and the build word it ("Compose runs on one host"); a target
-    without one spans nodes. `executable` files are written with mode 0755.
+    without one spans nodes. `executable` files are written with mode 0755. A `client` target runs no
+    launch: it calls the running deployment (the smoke check, the benchmark), so it fits a plan of
+    any size and is never offered as the way to run one.
     """
 
     kind: str
@@ -53,6 +56,7 @@ class Target:
     blocks: tuple[BlockSpec, ...] = ()
     single_host: str = ""
     executable: bool = False
+    client: bool = False
 
     @property
     def spans_nodes(self) -> bool:
@@ -97,7 +101,7 @@ def find(kind: str) -> Target | None:
 
 def multi_node_kinds() -> tuple[str, ...]:
     """The targets that can run a deployment over several nodes."""
-    return tuple(t.kind for t in all_targets() if t.spans_nodes)
+    return tuple(t.kind for t in all_targets() if t.spans_nodes and not t.client)
 
 
 def single_host_targets() -> tuple[Target, ...]:

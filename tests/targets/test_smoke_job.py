@@ -1,0 +1,145 @@
+"""`target smoke {}`: the smoke.sh the real `spark build` writes passes ShellCheck and, run against the
+stub OpenAI-compatible server on loopback, sends what the spec says (paths, model, API key), and
+fails with a clear message when the deployment does not answer as the spec says."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import validators as v
+
+SPEC = """\
+deployment muse-smoke {
+  model       = muse-spark-open
+  accelerator = b200
+  modalities  = MODALITIES
+
+  serve {
+    served_model_name = "muse-spark-vision"
+    api_key           = secret("vllm-api-key")
+  }
+
+  target smoke {}
+}
+"""
+KEY = "k3y with 'quotes' and $dollar"
+
+
+def build(tmp_path: Path, text: str) -> Path:
+    spec = tmp_path / "smoke.spark"
+    spec.write_text(text)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "spark_dsl", "build", str(spec), "-o", str(out), "--root", str(tmp_path)]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out / "muse-smoke" / "smoke.sh"
+
+
+def run(script: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: val for k, val in os.environ.items() if k not in ("VLLM_API_KEY", "SPARK_API_ADDRESS")}
+    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True, env={**base, **env})
+
+
+@pytest.fixture
+def vision(tmp_path: Path) -> Path:
+    return build(tmp_path, SPEC.replace("MODALITIES", "[text, image]"))
+
+
+def test_smoke_sh_passes_shellcheck(vision: Path) -> None:
+    v.shellcheck(vision).check()
+
+
+def test_lists_models_chats_and_sends_an_image_with_the_key(vision: Path, openai_stub) -> None:
+    server = openai_stub("muse-spark-vision", api_key=KEY)
+    proc = run(vision, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(server.port))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "smoke.sh: list models: ok",
+        "smoke.sh: chat completion: ok",
+        "smoke.sh: chat completion with an image: ok",
+    ]
+    records = server.records
+    assert [(r.method, r.path, r.status) for r in records] == [
+        ("GET", "/v1/models", 200),
+        ("POST", "/v1/chat/completions", 200),
+        ("POST", "/v1/chat/completions", 200),
+    ]
+    assert all(r.auth_ok for r in records)
+    assert [r.model for r in records[1:]] == ["muse-spark-vision", "muse-spark-vision"]
+    assert records[2].content_types == ["text", "image_url"]
+
+
+def test_the_address_comes_from_the_environment_too(vision: Path, openai_stub) -> None:
+    server = openai_stub("muse-spark-vision", api_key=KEY)
+    proc = run(vision, VLLM_API_KEY=KEY, SPARK_API_ADDRESS="127.0.0.1", SPARK_API_PORT=str(server.port))
+    assert proc.returncode == 0, proc.stderr
+    assert len(server.records) == 3
+
+
+def test_a_text_only_deployment_sends_no_image(tmp_path: Path, openai_stub) -> None:
+    script = build(tmp_path, SPEC.replace("MODALITIES", "[text]"))
+    server = openai_stub("muse-spark-vision", api_key=KEY, modalities=("text",))
+    proc = run(script, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(server.port))
+    assert proc.returncode == 0, proc.stderr
+    assert [r.path for r in server.records] == ["/v1/models", "/v1/chat/completions"]
+    assert server.records[1].content_types == ["text"]
+
+
+def test_without_an_api_key_no_authorization_is_sent(tmp_path: Path, openai_stub) -> None:
+    text = SPEC.replace("MODALITIES", "[text]").replace('    api_key           = secret("vllm-api-key")\n', "")
+    script = build(tmp_path, text)
+    v.shellcheck(script).check()
+    server = openai_stub("muse-spark-vision")
+    proc = run(script, "127.0.0.1", SPARK_API_PORT=str(server.port))
+    assert proc.returncode == 0, proc.stderr
+    assert [r.auth_present for r in server.records] == [False, False]
+
+
+def test_a_missing_address_is_a_clear_error(vision: Path) -> None:
+    proc = run(vision, VLLM_API_KEY=KEY)
+    assert proc.returncode == 2
+    assert "pass the address of the API server" in proc.stderr
+    assert "SPARK_API_ADDRESS" in proc.stderr
+
+
+def test_a_missing_key_names_its_variable(vision: Path, openai_stub) -> None:
+    server = openai_stub("muse-spark-vision", api_key=KEY)
+    proc = run(vision, "127.0.0.1", SPARK_API_PORT=str(server.port))
+    assert proc.returncode != 0
+    assert "set VLLM_API_KEY (secret vllm-api-key), the API key" in proc.stderr
+    assert server.records == []
+
+
+def test_a_wrong_key_fails_with_the_status(vision: Path, openai_stub) -> None:
+    server = openai_stub("muse-spark-vision", api_key=KEY)
+    proc = run(vision, "127.0.0.1", VLLM_API_KEY="wrong", SPARK_API_PORT=str(server.port))
+    assert proc.returncode == 1
+    assert "smoke.sh: list models: HTTP 401" in proc.stderr
+
+
+def test_a_model_that_is_not_served_fails(vision: Path, openai_stub) -> None:
+    server = openai_stub("another-model", api_key=KEY)
+    proc = run(vision, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(server.port))
+    assert proc.returncode == 1
+    assert "list models: muse-spark-vision is not served at http://127.0.0.1:" in proc.stderr
+    assert [r.path for r in server.records] == ["/v1/models"]
+
+
+def test_a_deployment_refusing_images_fails_the_image_step(vision: Path, openai_stub) -> None:
+    server = openai_stub("muse-spark-vision", api_key=KEY, modalities=("text",))
+    proc = run(vision, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(server.port))
+    assert proc.returncode == 1
+    assert "chat completion with an image: HTTP 400" in proc.stderr
+
+
+def test_an_unreachable_endpoint_fails(vision: Path, openai_stub) -> None:
+    server = openai_stub("muse-spark-vision", api_key=KEY)
+    port = server.port
+    server.stop()
+    proc = run(vision, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(port))
+    assert proc.returncode == 1
+    assert f"list models: cannot reach http://127.0.0.1:{port}" in proc.stderr
