@@ -211,6 +211,22 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
                 keys=_keys(
                     KeySpec("concurrency", Kind.COUNT, "concurrent requests", minimum=1),
                     KeySpec("goal", Kind.SYMBOL, "what to optimize", symbols=("latency", "throughput")),
+                    KeySpec(
+                        "input_tokens",
+                        Kind.COUNT,
+                        "prompt tokens per request (the benchmark's random input length)",
+                        default="1024, as `vllm bench serve`",
+                        minimum=1,
+                        maximum=10_000_000,
+                    ),
+                    KeySpec(
+                        "output_tokens",
+                        Kind.COUNT,
+                        "generated tokens per request (the benchmark's random output length)",
+                        default="128, as `vllm bench serve`",
+                        minimum=1,
+                        maximum=10_000_000,
+                    ),
                 ),
             ),
             "serve": BlockSpec(
