@@ -136,6 +136,20 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "target.kubernetes.node_selector": ("single", ['target kubernetes { node_selector { pool = "gpu" } }']),
     "target.kubernetes.labels": ("single", ['target kubernetes { labels { team = "ml" } }']),
     "target.kubernetes.annotations": ("single", ['target kubernetes { annotations { note = "x" } }']),
+    "target.kubernetes.gpu_budget": ("single", ["target kubernetes { gpu_budget = 64 }"]),
+    "target.kubernetes.metrics.monitor": ("single", ["target kubernetes { metrics { monitor = service } }"]),
+    "target.kubernetes.metrics.interval": ("single", ["target kubernetes { metrics { interval = 1m } }"]),
+    "target.kubernetes.metrics.labels": ("single", ['target kubernetes { metrics { labels { release = "kps" } } }']),
+    "target.kubernetes.autoscale.min": ("single", ["target kubernetes { autoscale { min = 2 max = 3 } }"]),
+    "target.kubernetes.autoscale.max": ("single", ["target kubernetes { autoscale { max = 3 } }"]),
+    "target.kubernetes.autoscale.metric": ("single", ["target kubernetes { autoscale { metric = running } }"]),
+    "target.kubernetes.autoscale.target": ("single", ["target kubernetes { autoscale { target = 8 } }"]),
+    "target.kubernetes.autoscale.via": ("single", ["target kubernetes { autoscale { via = keda } }"]),
+    "target.kubernetes.autoscale.prometheus": (
+        "single",
+        ['target kubernetes { autoscale { via = keda prometheus = "http://p:9090" } }'],
+    ),
+    "target.kubernetes.rollout.surge": ("single", ["target kubernetes { rollout { surge = 1 } }"]),
 }
 # Keys with nothing to set them to: the default is the only value there is.
 NO_OTHER_VALUE = {

@@ -6,7 +6,15 @@ from typing import Any
 
 from spark_dsl.plan.model import Launch, Pool
 from spark_dsl.schema import BlockSpec, KeySpec, Kind
-from spark_dsl.targets import placeholders, pod_resources, ports, yaml_text
+from spark_dsl.targets import (
+    kubernetes_budget,
+    kubernetes_metrics,
+    kubernetes_scaling,
+    placeholders,
+    pod_resources,
+    ports,
+    yaml_text,
+)
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, binary_size, is_vllm
 from spark_dsl.targets.registry import Target
 from spark_dsl.values import Volume
@@ -80,7 +88,7 @@ class Manifest:
         if router:
             name = f"{self.job.name}-router"
             pod = self.pod_template("router", [self.container(router[0], self.router_fill)])
-            out.append(self.deployment(name, "router", pod))
+            out.append(self.deployment(name, "router", pod, gpus=False))
             out.append(self.service(self.job.name, "router", router[0], self.job.setting("service_type")))
         return out
 
@@ -100,18 +108,36 @@ class Manifest:
         out = [workload]
         if head.port is not None:
             out.append(self.service(name, pool.role, head, service_type, selector))
+            # Headless workers serve no /metrics: the monitor selects what the Service selects,
+            # unless every pod of the pool runs an API server.
+            serving = self.selector(pool.role) if all(w.port is not None for w in launches) else selector
+            scrape = kubernetes_metrics.monitor_object(
+                self.job, name, self.metadata(name, pool.role), serving, self.selector(pool.role)
+            )
+            if scrape is not None:
+                out.append(scrape)
+        target = {"apiVersion": workload["apiVersion"], "kind": workload["kind"], "name": name}
+        scaler = kubernetes_scaling.autoscaler(self.job, target, self.metadata(name, pool.role), pool.role)
+        if scaler is not None:
+            out.append(scaler)
         return out
 
-    def deployment(self, name: str, role: str, pod: dict[str, Any]) -> dict[str, Any]:
+    def replicas(self, gpus: bool = True) -> dict[str, Any]:
+        # An autoscaled workload leaves its count to the autoscaler: `kubectl apply` would reset it.
+        if gpus and kubernetes_budget.autoscaled(self.plan):
+            return {}
+        return {"replicas": self.job.setting("replicas")}
+
+    def deployment(self, name: str, role: str, pod: dict[str, Any], gpus: bool = True) -> dict[str, Any]:
+        strategy = kubernetes_scaling.deployment_strategy(self.job) if gpus else {"type": "Recreate"}
         return {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
             "metadata": self.metadata(name, role),
             "spec": {
-                "replicas": self.job.setting("replicas"),
+                **self.replicas(gpus),
                 "selector": {"matchLabels": self.selector(role)},
-                # A rolling update would need a second set of GPUs while the first still holds them.
-                "strategy": {"type": "Recreate"},
+                "strategy": strategy,
                 "template": pod,
             },
         }
@@ -119,19 +145,23 @@ class Manifest:
     def leader_worker_set(self, name: str, pool: Pool, launches: list[Launch]) -> dict[str, Any]:
         leader = self.pod_template(pool.role, [self.container(launches[0], self.pod_fill(pool))])
         worker = self.pod_template(pool.role, [self.worker_container(pool, launches[1:])])
+        spec: dict[str, Any] = {
+            **self.replicas(),
+            "leaderWorkerTemplate": {
+                "size": pool.nodes,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": leader,
+                "workerTemplate": worker,
+            },
+        }
+        strategy = kubernetes_scaling.lws_strategy(self.job)
+        if strategy is not None:
+            spec["rolloutStrategy"] = strategy
         return {
             "apiVersion": LWS_API,
             "kind": "LeaderWorkerSet",
             "metadata": self.metadata(name, pool.role),
-            "spec": {
-                "replicas": self.job.setting("replicas"),
-                "leaderWorkerTemplate": {
-                    "size": pool.nodes,
-                    "restartPolicy": "RecreateGroupOnPodRestart",
-                    "leaderTemplate": leader,
-                    "workerTemplate": worker,
-                },
-            },
+            "spec": spec,
         }
 
     def service(
@@ -380,10 +410,14 @@ TARGET = Target(
             default="one per GPU",
             minimum=1,
         ),
+        kubernetes_budget.BUDGET,
     ),
     blocks=(
         BlockSpec("node_selector", "node labels pods must match", map_of=Kind.STRING),
         BlockSpec("labels", "labels added to every object", map_of=Kind.STRING),
         BlockSpec("annotations", "annotations added to every pod", map_of=Kind.STRING),
+        kubernetes_metrics.METRICS,
+        kubernetes_budget.AUTOSCALE,
+        kubernetes_budget.ROLLOUT,
     ),
 )

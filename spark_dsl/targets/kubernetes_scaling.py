@@ -1,0 +1,77 @@
+"""Autoscalers and update strategies of `target kubernetes` (docs/production.md, sources there).
+
+An HPA reads a `Pods` metric that prometheus-adapter serves from the scraped series (the adapter
+rule renames `vllm:num_requests_waiting` to `vllm_num_requests_waiting`); KEDA's prometheus
+scaler queries Prometheus itself, summed over the pool's pods by the labels the monitor adds.
+A LeaderWorkerSet scales through its scale subresource: a replica is a group, and its selector
+for an HPA is the leaders, which are the pods that serve `/metrics`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spark_dsl.targets import kubernetes_budget as budget
+from spark_dsl.targets import kubernetes_metrics
+from spark_dsl.targets.common import Job
+
+HPA_API = "autoscaling/v2"
+KEDA_API = "keda.sh/v1alpha1"
+GAUGES = {"waiting": "vllm:num_requests_waiting", "running": "vllm:num_requests_running"}
+
+
+def adapter_name(gauge: str) -> str:
+    """The custom-metrics API name of a vLLM gauge under the documented adapter rule."""
+    return gauge.replace(":", "_")
+
+
+def autoscaler(job: Job, target: dict[str, str], metadata: dict[str, Any], role: str) -> dict[str, Any] | None:
+    """The HPA or ScaledObject of one workload (`target`: its apiVersion, kind and name)."""
+    block = job.settings.block(budget.AUTOSCALE.name)
+    if not block.declared:
+        return None
+    low, high, aim = int(block.value("min")), int(block.value("max")), str(block.value("target"))
+    gauge = GAUGES[str(block.value("metric"))]
+    if block.value("via") == "hpa":
+        metric = {"metric": {"name": adapter_name(gauge)}, "target": {"type": "AverageValue", "averageValue": aim}}
+        return {
+            "apiVersion": HPA_API,
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": metadata,
+            "spec": {
+                "scaleTargetRef": target,
+                "minReplicas": low,
+                "maxReplicas": high,
+                "metrics": [{"type": "Pods", "pods": metric}],
+            },
+        }
+    query = f"sum({kubernetes_metrics.series(job, gauge, role)})"
+    trigger = {
+        "type": "prometheus",
+        "metricType": "AverageValue",
+        "metadata": {"serverAddress": str(block.value("prometheus")), "query": query, "threshold": aim},
+    }
+    return {
+        "apiVersion": KEDA_API,
+        "kind": "ScaledObject",
+        "metadata": metadata,
+        "spec": {"scaleTargetRef": target, "minReplicaCount": low, "maxReplicaCount": high, "triggers": [trigger]},
+    }
+
+
+def deployment_strategy(job: Job) -> dict[str, Any]:
+    """Recreate unless the budget (or `rollout`) allows starting a new replica beside the old."""
+    extra = budget.surge(job.plan)
+    if not extra:
+        # A rolling update would need a second set of GPUs while the first still holds them.
+        return {"type": "Recreate"}
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": extra, "maxUnavailable": 0}}
+
+
+def lws_strategy(job: Job) -> dict[str, Any] | None:
+    """LeaderWorkerSet's rolloutStrategy: surge whole groups when they fit, else one at a time down."""
+    extra = budget.surge(job.plan)
+    if extra is None:
+        return None
+    settings = {"maxSurge": extra, "maxUnavailable": 0} if extra else {"maxSurge": 0, "maxUnavailable": 1}
+    return {"type": "RollingUpdate", "rollingUpdateConfiguration": settings}
