@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
+from math import gcd
 from typing import TYPE_CHECKING
 
 from spark_dsl import catalog
@@ -190,7 +191,10 @@ class FactCheck:
             self._added("sliding_window_layers", message, "sliding_window", "4096", "the tokens such a layer keeps")
         query, kv = v("query_heads"), v("kv_heads")
         if query is not None and kv is not None and (kv > query or query % kv):
-            fitting = max(d for d in range(1, min(kv, query) + 1) if not query % d)
+            # The largest divisor of a head count up to a few thousand; past that (a hostile value,
+            # up to 2**53) the greatest common divisor, found without factoring.
+            small = range(1, min(kv, query) + 1) if query <= 4096 else ()
+            fitting = max((d for d in small if not query % d), default=gcd(kv, query))
             message = f"`kv_heads = {kv}` does not divide `query_heads = {query}`"
             help = f"write `kv_heads = {fitting}` (a divisor of {query}) or the model's own value"
             self._fact("kv_heads", message, help, fitting)

@@ -164,3 +164,17 @@ def test_a_sliding_window_model_counts_the_window_once(tmp_path: Path) -> None:
     assert est.kv_bytes_per_token == 10 * per_layer  # the 10 full-attention layers
     assert est.sliding_bytes_per_token == 52 * per_layer and est.sliding_window == 1024
     assert est.sequence_bytes == 131_072 * 10 * per_layer + 1024 * 52 * per_layer
+
+
+def test_hostile_head_counts_are_not_factored(tmp_path: Path) -> None:
+    # Up to 2**53 is a valid integer: the help's divisor is their greatest common divisor, not a
+    # search over every number below (which took minutes), and TP over such heads is reported at once.
+    huge = LLAMA.replace("query_heads  = 32", "query_heads  = 9007199254740990").replace(
+        "kv_heads     = 8", "kv_heads     = 4503599627370494"
+    )
+    (bad,) = _run(tmp_path, {"models/llama.spark": huge, "spec.spark": DEPLOYMENT}).diagnostics
+    assert bad.code == "SPK127" and bad.help is not None
+    assert bad.help.startswith("write `kv_heads = 2` (a divisor of 9007199254740990)")
+    spec = "deployment d {\n  model = muse-spark-open\n  accelerator = b200\n  gpus = 96879480126779\n}\n"
+    codes = [d.code for d in _run(tmp_path, {"huge.spark": spec}, "huge.spark").diagnostics]
+    assert codes == ["SPK219", "SPK220"]

@@ -1,12 +1,14 @@
-"""What any model's shape asks of a deployment (SPK223-SPK225): tensor parallelism against the
-attention heads, vLLM's replication of KV heads, and the checkpoint's weight format against the
-accelerator. They read the model's facts only, so they hold for shipped and declared models alike
-(docs/models.md); SPK219 (TP divides the KV heads), SPK220 (EP divides the experts), SPK211
+"""What any model's shape asks of a deployment (SPK223-SPK228): tensor parallelism against the
+attention heads, vLLM's replication of KV heads, the checkpoint's weight format against the
+accelerator, a checkpoint the model has, expert parallelism only with experts, a draft for
+speculative decoding. They read the model's facts only, so they hold for shipped and declared models alike
+(docs/models.md); SPK219 (TP divides the KV heads), SPK220 (EP divides the experts), SPK215
 (context) and SPK301-SPK304 (capacity) are the other rules every model gets."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from math import gcd
 
 from spark_dsl import catalog
 from spark_dsl.diagnostics import Fix, Severity
@@ -15,10 +17,33 @@ from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.suggest import replace_or_add, set_parallel, spelled
 from spark_dsl.values import Parallel
 
+# Head counts are small; a value past this (a hostile or mistyped one, up to 2**53) is not
+# factored: the listing says "a divisor of N" and the fix takes the greatest common divisor.
+LISTED_DIVISORS_UP_TO = 4096
 
-def _divisors(n: int) -> str:
-    sizes = [str(d) for d in range(1, n + 1) if not n % d]
+
+def divisors(n: int) -> list[int] | None:
+    """The divisors of `n`, or None when `n` is too large to list."""
+    if n > LISTED_DIVISORS_UP_TO:
+        return None
+    return [d for d in range(1, n + 1) if not n % d]
+
+
+def spelled_divisors(n: int) -> str:
+    """`1, 2, 4 or 8`, or `a divisor of N` for a large `n`."""
+    found = divisors(n)
+    if found is None:
+        return f"a divisor of {n}"
+    sizes = [str(d) for d in found]
     return sizes[0] if len(sizes) == 1 else ", ".join(sizes[:-1]) + " or " + sizes[-1]
+
+
+def divisor_up_to(n: int, most: int) -> int:
+    """The largest divisor of `n` not above `most` (their greatest common divisor for a large `n`)."""
+    found = divisors(n)
+    if found is None:
+        return gcd(n, most)
+    return max(d for d in found if d <= most)
 
 
 @rule(
@@ -55,13 +80,13 @@ def tp_divides_query_heads(plan: Plan) -> Iterator[Finding]:
     heads = plan.model.architecture.query_heads
     for pool in plan.pools:
         if heads % pool.tp:
-            size = max(d for d in range(1, pool.tp) if not heads % d)  # the next size down that divides
+            size = divisor_up_to(heads, pool.tp)  # the next size down that divides
             at, fix = _tp_fix(plan, pool, size)
             yield Finding(
                 f"tensor-parallel size {pool.tp} does not divide the {heads} attention heads of `{plan.model.id}`",
                 at,
                 f"{fix.message if fix else f'use a tensor-parallel size of {size}'}: "
-                f"a size that divides the heads ({_divisors(heads)})",
+                f"a size that divides the heads ({spelled_divisors(heads)})",
                 label=f"TP {pool.tp}",
                 fix=fix,
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from spark_dsl.plan.model import Plan, Pool, Resolved
+from spark_dsl.rules.models import spelled_divisors
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.suggest import pool_parallel, set_parallel, spelled
 from spark_dsl.values import Parallel
@@ -149,9 +150,7 @@ def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
             yield Finding(message, gpus, f"use all {whole} GPUs of a node: `gpus = {whole}`", replace_with=str(whole))
         else:
             at = pool.parallel if pool.parallel.explicit else gpus
-            sizes = [str(n) for n in range(1, heads + 1) if not heads % n]
-            listed = ", ".join(sizes[:-1]) + " or " + sizes[-1] if len(sizes) > 1 else sizes[0]
-            yield Finding(message, at, f"use a tensor-parallel size of {listed}")
+            yield Finding(message, at, f"use a tensor-parallel size of {spelled_divisors(heads)}")
         return
 
 
