@@ -14,7 +14,10 @@ from spark_dsl.targets import registry as target_table
 from spark_dsl.units import FAMILY_UNITS
 
 # The built-in targets, from their declarations (targets/registry.py).
-ALL_TARGETS = target_table.kinds()
+# Client targets (the smoke check, the benchmark) run no launch: only the keys naming them use them.
+ALL_TARGETS = tuple(t.kind for t in target_table.all_targets() if not t.client)
+CLIENTS = tuple(t.kind for t in target_table.all_targets() if t.client)
+_NAMED = "smoke, bench: the model name they send, the benchmark's tokenizer"
 # Prefill/decode disaggregation runs on several nodes: only these targets can build it.
 MULTI_NODE = target_table.multi_node_kinds()
 
@@ -30,11 +33,13 @@ class Use:
 LAUNCH = Use(ALL_TARGETS, "the vLLM launch")
 # Keys outside `target` blocks, by dotted path. Keys inside `target KIND { }` change that target only.
 USED_BY: dict[str, Use] = {
-    "model": Use(ALL_TARGETS, "the vLLM launch (the model served)"),
-    "accelerator": Use(ALL_TARGETS, "the vLLM launch, the image's vendor and the GPU resources"),
+    "model": Use((*ALL_TARGETS, *CLIENTS), f"the vLLM launch (the model served); {_NAMED}"),
+    "accelerator": Use(
+        (*ALL_TARGETS, *CLIENTS), f"the vLLM launch, the image's vendor and the GPU resources; {_NAMED}"
+    ),
     "gpus": Use(ALL_TARGETS, "the vLLM launch and the GPU resources"),
     "nodes": Use(ALL_TARGETS, "the launches per node; more than one needs shell, slurm or kubernetes"),
-    "checkpoint": LAUNCH,
+    "checkpoint": Use((*ALL_TARGETS, *CLIENTS), f"the vLLM launch; {_NAMED}"),
     "parallel": LAUNCH,
     "speculative": LAUNCH,
     "attention": LAUNCH,
@@ -42,22 +47,29 @@ USED_BY: dict[str, Use] = {
     "max_model_len": LAUNCH,
     "max_num_seqs": LAUNCH,
     "kv_cache_dtype": LAUNCH,
-    "modalities": LAUNCH,
+    "modalities": Use((*ALL_TARGETS, "smoke"), "the vLLM launch; smoke: the request with an image"),
     "prefix_caching": LAUNCH,
     "chunked_prefill": LAUNCH,
     "model_runner": LAUNCH,
     "gpu_memory_utilization": LAUNCH,
     "allow_unvalidated": Use((), "no output: it turns 'not validated' errors into warnings"),
-    "workload.concurrency": Use(ALL_TARGETS, "the launch, through the AMD workload policy's `parallel` and draft"),
+    "workload.concurrency": Use(
+        (*ALL_TARGETS, "bench"),
+        "the launch, through the AMD workload policy's `parallel` and draft; bench: --max-concurrency",
+    ),
+    "workload.input_tokens": Use(("bench",), "the benchmark's --random-input-len"),
+    "workload.output_tokens": Use(("bench",), "the benchmark's --random-output-len"),
     "workload.goal": Use(ALL_TARGETS, "the launch, through the AMD workload policy's `parallel` and draft"),
-    "serve.port": Use(ALL_TARGETS, "the vLLM launch, ports, probes and health checks"),
+    "serve.port": Use((*ALL_TARGETS, *CLIENTS), "the vLLM launch, ports, probes and health checks; the jobs' port"),
     "serve.host": LAUNCH,
-    "serve.served_model_name": LAUNCH,
-    "serve.api_key": Use(ALL_TARGETS, "the launch's environment (from the secret), never its text"),
+    "serve.served_model_name": Use((*ALL_TARGETS, *CLIENTS), "the vLLM launch; smoke, bench: the model name they send"),
+    "serve.api_key": Use(
+        (*ALL_TARGETS, *CLIENTS), "the launch's environment (from the secret), never its text; the jobs' key"
+    ),
     "serve.extra_args": LAUNCH,
     "serve.env": Use(ALL_TARGETS, "the launch's environment"),
     "runtime.image": Use(("compose", "slurm", "kubernetes"), "the container image (Slurm: with `container`)"),
-    "runtime.model_path": LAUNCH,
+    "runtime.model_path": Use((*ALL_TARGETS, *CLIENTS), f"the vLLM launch; {_NAMED}"),
     "runtime.hf_token": Use(ALL_TARGETS, "the launch's environment; `env(...)` only where a host environment exists"),
     "runtime.model_cache": Use(
         ("shell", "compose", "slurm"), "the host folder of the model cache (mounted, or `HF_HOME` on the host)"

@@ -33,6 +33,7 @@ TARGET_MODULES = (
     "spark_dsl.targets.kubernetes",
     "spark_dsl.targets.vllm_config",
     "spark_dsl.targets.smoke",
+    "spark_dsl.targets.bench",
 )
 
 

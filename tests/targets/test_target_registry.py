@@ -64,7 +64,7 @@ def toy() -> Iterator[Target]:
         yield TOY
     finally:
         target_table.unregister("toy")
-    assert target_table.kinds() == ("shell", "compose", "slurm", "kubernetes", "vllm-config", "smoke")
+    assert target_table.kinds() == ("shell", "compose", "slurm", "kubernetes", "vllm-config", "smoke", "bench")
     assert deployment_schema() == before
 
 
@@ -140,11 +140,12 @@ def test_a_registered_target_is_listed(toy: Target, tmp_path: Path) -> None:
     _spec(tmp_path, "")
     unknown = invoke(tmp_path, "build", "greeter.spark", "-t", "toys")
     assert unknown.exit_code == 2
-    assert "targets are shell, compose, slurm, kubernetes, vllm-config, smoke, toy" in unknown.output
+    assert "targets are shell, compose, slurm, kubernetes, vllm-config, smoke, bench, toy" in unknown.output
 
     _spec(tmp_path, "  target toys {}", name="typo")
     typo = invoke(tmp_path, "check", "typo.spark")
-    assert "target kinds are `shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`, `toy`" in typo.output
+    kinds = "`shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`, `bench`"
+    assert f"target kinds are {kinds}, `toy`" in typo.output
 
     explained = invoke(tmp_path, "explain", "target.toy.greeting")
     assert explained.exit_code == 0, explained.output
@@ -165,7 +166,8 @@ def test_a_target_is_unknown_once_unregistered(tmp_path: Path) -> None:
     result = invoke(tmp_path, "check", "greeter.spark")
     assert result.exit_code == 1, result.output
     assert "error[SPK110]: unknown target `toy`" in result.output
-    assert "target kinds are `shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`\n" in result.output
+    kinds = "`shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`, `bench`"
+    assert f"target kinds are {kinds}\n" in result.output
 
 
 def test_a_second_target_of_the_same_kind_or_file_is_refused() -> None:
@@ -173,4 +175,4 @@ def test_a_second_target_of_the_same_kind_or_file_is_refused() -> None:
         target_table.register(Target("shell", "other.sh", "another shell", _render))
     with pytest.raises(ValueError, match="clashes with `compose`"):
         target_table.register(Target("compose2", "compose.yaml", "another compose file", _render))
-    assert target_table.kinds() == ("shell", "compose", "slurm", "kubernetes", "vllm-config", "smoke")
+    assert target_table.kinds() == ("shell", "compose", "slurm", "kubernetes", "vllm-config", "smoke", "bench")

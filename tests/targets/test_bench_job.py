@@ -1,0 +1,176 @@
+"""`target bench {}`: the bench.sh the real `spark build` writes passes ShellCheck and, run with a stub
+`vllm` that does what `vllm bench serve` does where it matters, reaches the stub OpenAI server on
+loopback with the workload's shape: the served model, the key from the deployment's secret variable,
+`max_tokens` the output length, as many requests as --num-prompts and exactly the concurrency.
+
+The stub parses the options bench.sh passes with argparse (unknown ones fail it); that vLLM's own
+parser takes the same argv is the vllm_parser tier's job (tests/vllm_parser/test_bench_launch.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import validators as v
+
+SPEC = """\
+deployment muse-bench {
+  model       = muse-spark-open
+  accelerator = b200
+
+  workload {
+    concurrency   = 4
+    input_tokens  = 1K
+    output_tokens = 32
+  }
+  serve {
+    served_model_name = "muse spark's $(bench)"
+    api_key           = secret("vllm-api-key")
+  }
+
+  target bench {}
+}
+"""
+MODEL = "muse spark's $(bench)"
+KEY = "bench-key 'quoted' $HOME"
+
+# `vllm bench serve` where it matters: its options (vllm/benchmarks/serve.py, 0.33.0), the key from
+# OPENAI_API_KEY as `Authorization: Bearer`, streamed chat completions, at most --max-concurrency in
+# flight, --num-prompts in all; the argv is written to $STUB_ARGV for the test to read.
+VLLM_STUB = """\
+import argparse, json, os, sys, urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+with open(os.environ["STUB_ARGV"], "w") as f:
+    json.dump(sys.argv[1:], f)
+assert sys.argv[1:3] == ["bench", "serve"], sys.argv
+p = argparse.ArgumentParser(prog="vllm bench serve")
+for name in ("--backend", "--endpoint", "--base-url", "--model", "--tokenizer", "--dataset-name", "--result-dir"):
+    p.add_argument(name, required=True)
+for name in ("--random-input-len", "--random-output-len", "--max-concurrency", "--num-prompts"):
+    p.add_argument(name, type=int, required=True)
+p.add_argument("--ignore-eos", action="store_true")
+p.add_argument("--save-result", action="store_true")
+a = p.parse_args(sys.argv[3:])
+assert a.backend == "openai-chat" and a.dataset_name == "random"
+
+def one(i):
+    body = {"model": a.model, "messages": [{"role": "user", "content": "x " * a.random_input_len}],
+            "max_tokens": a.random_output_len, "ignore_eos": a.ignore_eos, "stream": True,
+            "stream_options": {"include_usage": True}}
+    req = urllib.request.Request(a.base_url + a.endpoint, data=json.dumps(body).encode(), method="POST")
+    req.add_header("Content-Type", "application/json")
+    req.add_header("Authorization", "Bearer " + os.environ["OPENAI_API_KEY"])
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return resp.status, resp.read().endswith(b"data: [DONE]\\n\\n")
+
+with ThreadPoolExecutor(a.max_concurrency) as pool:
+    results = list(pool.map(one, range(a.num_prompts)))
+ok = sum(1 for status, done in results if status == 200 and done)
+os.makedirs(a.result_dir, exist_ok=True)
+print(f"Successful requests: {ok}")
+sys.exit(0 if ok == a.num_prompts else 1)
+"""
+
+
+def build(tmp_path: Path, text: str = SPEC) -> Path:
+    spec = tmp_path / "bench.spark"
+    spec.write_text(text)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "spark_dsl", "build", str(spec), "-o", str(out), "--root", str(tmp_path)]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out / "muse-bench" / "bench.sh"
+
+
+def stub_path(tmp_path: Path) -> str:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    stub = folder / "vllm"
+    stub.write_text(f"#!{sys.executable}\n{VLLM_STUB}")
+    stub.chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ['PATH']}"
+
+
+def run(script: Path, tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: val for k, val in os.environ.items() if k not in ("VLLM_API_KEY", "OPENAI_API_KEY")}
+    extra = {"PATH": stub_path(tmp_path), "STUB_ARGV": str(tmp_path / "argv.json"), **env}
+    return subprocess.run(
+        ["bash", str(script), *args], capture_output=True, text=True, env={**base, **extra}, cwd=tmp_path
+    )
+
+
+def test_bench_sh_passes_shellcheck(tmp_path: Path) -> None:
+    # A `$` in a single-quoted value is only a style note (SC2016); the run below proves it literal.
+    v.shellcheck(build(tmp_path, SPEC.replace(MODEL, "muse-spark"))).check()
+
+
+def test_the_benchmark_reaches_the_workloads_concurrency_with_the_key(tmp_path: Path, openai_stub) -> None:
+    script = build(tmp_path)
+    server = openai_stub(MODEL, api_key=KEY, hold_until_in_flight=4)
+    proc = run(script, tmp_path, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(server.port))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Successful requests: 40" in proc.stdout
+    records = server.records
+    assert len(records) == 40  # --num-prompts: ten rounds of the concurrency
+    assert {(r.method, r.path, r.status) for r in records} == {("POST", "/v1/chat/completions", 200)}
+    assert {r.model for r in records} == {MODEL}
+    assert all(r.auth_ok for r in records)
+    assert {r.max_tokens for r in records} == {32}
+    assert {r.stream for r in records} == {True}
+    assert server.max_in_flight == 4
+    argv = json.loads((tmp_path / "argv.json").read_text())
+    assert argv[argv.index("--random-input-len") + 1] == "1024"
+    assert argv[argv.index("--base-url") + 1] == f"http://127.0.0.1:{server.port}"
+    assert argv[argv.index("--tokenizer") + 1] == "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
+    assert argv[argv.index("--result-dir") + 1] == "bench-results"
+
+
+def test_the_tokenizer_and_results_folder_are_set_at_run_time(tmp_path: Path, openai_stub) -> None:
+    script = build(tmp_path)
+    server = openai_stub(MODEL, api_key=KEY)
+    proc = run(
+        script,
+        tmp_path,
+        VLLM_API_KEY=KEY,
+        SPARK_API_ADDRESS="127.0.0.1",
+        SPARK_API_PORT=str(server.port),
+        SPARK_BENCH_TOKENIZER="/models/tok $x",
+        SPARK_BENCH_RESULTS=str(tmp_path / "res ults"),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    argv = json.loads((tmp_path / "argv.json").read_text())
+    assert argv[argv.index("--tokenizer") + 1] == "/models/tok $x"
+    assert (tmp_path / "res ults").is_dir()
+
+
+def test_without_a_workload_it_sends_one_request_at_a_time(tmp_path: Path, openai_stub) -> None:
+    text = SPEC.replace("    concurrency   = 4\n", "").replace("    output_tokens = 32\n", "")
+    script = build(tmp_path, text)
+    server = openai_stub(MODEL, api_key=KEY)
+    proc = run(script, tmp_path, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(server.port))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(server.records) == 10
+    assert server.max_in_flight == 1
+    assert {r.max_tokens for r in server.records} == {128}  # vllm bench serve's default output length
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        ((), {"VLLM_API_KEY": KEY}, "pass the address of the API server"),
+        (("127.0.0.1",), {}, "set VLLM_API_KEY (secret vllm-api-key), the API key"),
+    ],
+)
+def test_a_missing_address_or_key_is_a_clear_error(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], message: str
+) -> None:
+    proc = run(build(tmp_path), tmp_path, *args, **env)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert not (tmp_path / "argv.json").exists()
