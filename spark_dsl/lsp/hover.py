@@ -128,6 +128,8 @@ def _attribute(spot: Spot, attr: ast.Attribute, analysis: Analysis, offset: int)
         text = key_markdown(key)
         symbol = symbol_at(attr.value, offset) if spot.part is Part.VALUE else None
         detail = catalog_detail(key.name, symbol.name) if symbol is not None else None
+        if symbol is not None and detail is None and key.name == "model" and spot.path == ():
+            detail = _declared_model(symbol.name, analysis)
         if symbol is not None and detail:
             text += f"\n\n`{symbol.name}`: {detail}"
     if isinstance(spot.statement, ast.Deployment):
@@ -162,6 +164,22 @@ def catalog_detail(key: str, name: str) -> str | None:
             f"checkpoints {', '.join(model.checkpoints)}"
         )
     return None
+
+
+def _declared_model(name: str, analysis: Analysis) -> str | None:
+    """Where a model is declared (`model NAME { }`), and its facts as written."""
+    from spark_dsl.format.values import inline
+    from spark_dsl.lsp.definition import find_model
+
+    found = find_model(name, analysis)
+    if found is None:
+        return None
+    source, decl = found
+    line, _ = source.index.position(decl.name.span.start)
+    facts = ", ".join(f"`{e.key.name} = {inline(e.value)}`" for e in decl.body.entries if isinstance(e, ast.Attribute))
+    labels = [e.label.name for e in decl.body.entries if isinstance(e, ast.Block) and e.label is not None]
+    checkpoints = f"; checkpoints {', '.join(labels)}" if labels else ""
+    return f"model declared in {source.name}:{line}: {facts}{checkpoints}"
 
 
 def _block(path: tuple[str, ...], block: ast.Block) -> str | None:

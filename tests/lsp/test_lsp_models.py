@@ -68,3 +68,20 @@ async def test_hover_on_a_model_key_shows_its_doc(editor: Editor) -> None:
     )
     assert result is not None and isinstance(result.contents, types.MarkupContent)
     assert result.contents.value.startswith("**kv_heads**: key/value heads")
+
+
+async def test_a_declared_model_name_goes_to_its_declaration_and_hovers_its_facts(editor: Editor) -> None:
+    await editor.open("models/llama.spark", MODELS)
+    text = 'import "models/llama.spark"\ndeployment d {\n  model       = my-llama\n  accelerator = h100\n}\n'
+    await editor.open("c.spark", text)
+    doc = types.TextDocumentIdentifier(uri=editor.uri("c.spark"))
+    found = await editor.client.text_document_definition_async(
+        types.DefinitionParams(text_document=doc, position=at(2, 18))
+    )
+    assert isinstance(found, list) and len(found) == 1
+    assert found[0].uri == editor.uri("models/llama.spark")
+    assert found[0].range == types.Range(start=at(0, 6), end=at(0, 14))
+    hover = await editor.client.text_document_hover_async(types.HoverParams(text_document=doc, position=at(2, 18)))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "`my-llama`: model declared in models/llama.spark:1: `layers = 32`" in hover.contents.value
+    assert "; checkpoints bf16" in hover.contents.value
