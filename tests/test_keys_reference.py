@@ -150,6 +150,12 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
         ['target kubernetes { autoscale { via = keda prometheus = "http://p:9090" } }'],
     ),
     "target.kubernetes.rollout.surge": ("single", ["target kubernetes { rollout { surge = 1 } }"]),
+    "target.kubernetes.priority_class": ("single", ['target kubernetes { priority_class = "high" }']),
+    "target.kubernetes.service_account": ("single", ['target kubernetes { service_account = "vllm" }']),
+    "target.kubernetes.image_pull_secrets": ("single", ['target kubernetes { image_pull_secrets = ["registry"] }']),
+    "target.kubernetes.spread_over": ("single", ['target kubernetes { spread_over = "kubernetes.io/hostname" }']),
+    "target.kubernetes.tolerations": ("single", ['target kubernetes { tolerations { "nvidia.com/gpu" = "" } }']),
+    "target.kubernetes.node_affinity": ("single", ['target kubernetes { node_affinity { pool = "gpu" } }']),
 }
 # Keys with nothing to set them to: the default is the only value there is.
 NO_OTHER_VALUE = {

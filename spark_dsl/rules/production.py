@@ -14,6 +14,7 @@ from spark_dsl.diagnostics import Edit, Fix
 from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.targets import (
+    DNS_SUBDOMAIN,
     LABEL_NAME,
     _fits,
     _qualified_name_problem,
@@ -22,6 +23,7 @@ from spark_dsl.rules.targets import (
 )
 from spark_dsl.span import Location, Span
 from spark_dsl.targets import kubernetes_budget as budget
+from spark_dsl.targets.kubernetes_scheduling import EFFECTS
 from spark_dsl.values import Setting
 
 _K8S = "target kubernetes {\n  gpu_budget = 48\n"
@@ -38,11 +40,17 @@ def _written(block: Block, key: str) -> Resolved | None:
 
 # ---- labels of the pack's blocks ------------------------------------------------------------
 
-# (block path under `target kubernetes`, whether its values are label values)
-LABEL_MAPS = ((("metrics", "labels"), True),)
+# Map blocks under `target kubernetes` whose keys are label keys, and how their values read:
+# label values (`labels`), several label values separated by commas (`node_affinity`: the values a
+# node label may take) or not label values at all (`tolerations`: effects, SPK536).
+LABEL_MAPS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("metrics", "labels"), "value"),
+    (("node_affinity",), "values"),
+    (("tolerations",), ""),
+)
 
 
-def _label_maps(plan: Plan) -> Iterator[tuple[str, bool, str, Setting]]:
+def _label_maps(plan: Plan) -> Iterator[tuple[str, str, str, Setting]]:
     body = plan.target(budget.KIND)
     for path, values in LABEL_MAPS:
         block = body
@@ -52,40 +60,65 @@ def _label_maps(plan: Plan) -> Iterator[tuple[str, bool, str, Setting]]:
             yield ".".join(path), values, key, setting
 
 
+def _bad_key(where: str, key: str, setting: Setting, at: Resolved) -> Finding | None:
+    problem = _qualified_name_problem(key)
+    if problem is None:
+        return None
+    fixed = _suggest_qualified_name(key)
+    return Finding(
+        f"`{where}` key {_shown(key)} is not a valid Kubernetes key: {problem}",
+        at,
+        f'use a key such as `"{fixed}"`' if fixed else 'use a key such as `"team"`',
+        label="not a qualified name",
+        replace_with=f'"{fixed}"' if fixed else None,
+    )
+
+
+def _label_value(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-_.")[:63].strip("-_.")
+
+
 @rule(
     "SPK530",
     "error",
     "label key or value of the production pack not valid in Kubernetes",
-    checks="Keys of `metrics { labels { } }` in `target kubernetes` must be qualified names (an "
-    "optional DNS-subdomain prefix and `/`, then 1-63 letters, digits, `-`, `_` or `.`), and their "
-    "values empty or 1-63 of those characters, starting and ending with a letter or digit.",
+    checks="In `target kubernetes`: keys of `metrics { labels { } }`, `node_affinity { }` and "
+    "`tolerations { }`, and `spread_over`, must be qualified names (an optional DNS-subdomain "
+    "prefix and `/`, then 1-63 letters, digits, `-`, `_` or `.`); the monitor's label values and "
+    "each comma-separated value of `node_affinity` must be empty or 1-63 of those characters, "
+    "starting and ending with a letter or digit.",
     basis="Kubernetes validates label keys and values this way; the monitor's labels are what the "
-    "Prometheus's `podMonitorSelector`/`serviceMonitorSelector` matches.",
+    "Prometheus's `podMonitorSelector`/`serviceMonitorSelector` matches, node affinity and "
+    "topology spread match node labels, and a toleration's key is a taint's key.",
     failing='target kubernetes {\n  metrics {\n    labels {\n      release = "kube prometheus"',
     fixed='target kubernetes {\n  metrics {\n    labels {\n      release = "kube-prometheus"',
 )
 def pack_labels(plan: Plan) -> Iterator[Finding]:
     for where, values, key, setting in _label_maps(plan):
-        problem = _qualified_name_problem(key)
-        if problem is not None:
-            fixed = _suggest_qualified_name(key)
+        bad = _bad_key(where, key, setting, Resolved.from_setting(setting, key_span=True))
+        if bad is not None:
+            yield bad
+        parts = [str(setting.value)] if values == "value" else []
+        if values == "values":
+            parts = [part.strip() for part in str(setting.value).split(",")]
+        wrong = [part for part in parts if part and not _fits(LABEL_NAME, part, 63)]
+        if wrong or (values == "values" and not all(parts)):
+            fixed = ",".join(p for p in (_label_value(part) for part in parts) if p)
             yield Finding(
-                f"`{where}` key {_shown(key)} is not a valid Kubernetes key: {problem}",
-                Resolved.from_setting(setting, key_span=True),
-                f'use a key such as `"{fixed}"`' if fixed else 'use a key such as `"team"`',
-                label="not a qualified name",
+                f"`{where}` value {_shown(str(setting.value))} for {_shown(key)} is not"
+                + (" a list of label values" if values == "values" else " a valid Kubernetes label value"),
+                Resolved.from_setting(setting),
+                "use at most 63 letters, digits, `-`, `_` or `.`"
+                + (" per value, separated by `,`" if values == "values" else "")
+                + (f', e.g. `"{fixed}"`' if fixed else ""),
+                label="not a label value",
                 replace_with=f'"{fixed}"' if fixed else None,
             )
-        value = str(setting.value)
-        if values and value and not _fits(LABEL_NAME, value, 63):
-            fixed = re.sub(r"[^A-Za-z0-9_.-]+", "-", value).strip("-_.")[:63].strip("-_.")
-            yield Finding(
-                f"`{where}` value {_shown(value)} for {_shown(key)} is not a valid Kubernetes label value",
-                Resolved.from_setting(setting),
-                f'use at most 63 letters, digits, `-`, `_` or `.`, e.g. `"{fixed}"`',
-                label="not a label value",
-                replace_with=f'"{fixed}"',
-            )
+    spread = plan.target(budget.KIND).setting("spread_over")
+    if spread is not None:
+        bad = _bad_key("spread_over", str(spread.value), spread, Resolved.from_setting(spread))
+        if bad is not None:
+            yield bad
 
 
 # ---- budget and autoscaling -----------------------------------------------------------------
@@ -271,3 +304,62 @@ def surge_over_budget(plan: Plan) -> Iterator[Finding]:
         replace_with=str(room),
         notes=_budget_note(body),
     )
+
+
+# ---- scheduling -----------------------------------------------------------------------------
+
+
+def _object_name(text: str) -> str:
+    return re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-.")[:253].strip("-.")
+
+
+@rule(
+    "SPK536",
+    "error",
+    "scheduling setting Kubernetes does not accept",
+    checks="In `target kubernetes`: `priority_class`, `service_account` and each of "
+    "`image_pull_secrets` must be an object name (a DNS-1123 subdomain: lowercase letters, digits, "
+    "`-` and `.`, at most 253); each effect in `tolerations { }` must be `NoSchedule`, "
+    '`PreferNoSchedule`, `NoExecute` or `""` (any).',
+    basis="The API server rejects other names and effects: `kubectl apply` would refuse the pods' "
+    "Deployment or LeaderWorkerSet.",
+    failing='target kubernetes {\n  priority_class = "Inference High"',
+    fixed='target kubernetes {\n  priority_class = "inference-high"',
+)
+def scheduling_names(plan: Plan) -> Iterator[Finding]:
+    body = plan.target(budget.KIND)
+    for key in ("priority_class", "service_account"):
+        setting = body.setting(key)
+        if setting is not None and not _fits(DNS_SUBDOMAIN, str(setting.value), 253):
+            fixed = _object_name(str(setting.value))
+            yield Finding(
+                f"{key} {_shown(str(setting.value))} is not a Kubernetes object name",
+                Resolved.from_setting(setting),
+                "use lowercase letters, digits, `-` and `.`" + (f', e.g. `"{fixed}"`' if fixed else ""),
+                label="not a DNS-1123 subdomain",
+                replace_with=f'"{fixed}"' if fixed else None,
+            )
+    pull = body.setting("image_pull_secrets")
+    if pull is not None:
+        wrong = [name for name in pull.value if not _fits(DNS_SUBDOMAIN, name, 253)]
+        if wrong:
+            names = [n for n in (_object_name(name) for name in pull.value) if n]
+            listed = "[" + ", ".join(_shown(n) for n in names) + "]"
+            yield Finding(
+                f"image_pull_secrets {_shown(wrong[0])} is not a Secret name",
+                Resolved.from_setting(pull),
+                "use lowercase letters, digits, `-` and `.`" + (f", e.g. `{listed}`" if names else ""),
+                label="not a DNS-1123 subdomain",
+                replace_with=listed if names else None,
+            )
+    for key, setting in body.block("tolerations").entries().items():
+        effect = str(setting.value)
+        if effect and effect not in EFFECTS:
+            near = next((e for e in EFFECTS if e.lower() == effect.replace(" ", "").lower()), "NoSchedule")
+            yield Finding(
+                f"toleration effect {_shown(effect)} for {_shown(key)} is not a taint effect",
+                Resolved.from_setting(setting),
+                f'use `"NoSchedule"`, `"PreferNoSchedule"`, `"NoExecute"` or `""` (any effect), e.g. `"{near}"`',
+                label="not an effect",
+                replace_with=f'"{near}"',
+            )

@@ -10,6 +10,7 @@ from spark_dsl.targets import (
     kubernetes_budget,
     kubernetes_metrics,
     kubernetes_scaling,
+    kubernetes_scheduling,
     placeholders,
     pod_resources,
     ports,
@@ -202,6 +203,7 @@ class Manifest:
         selector = self.job.map_setting("node_selector")
         if selector:
             spec["nodeSelector"] = selector
+        spec.update(kubernetes_scheduling.pod_fields(self.job, self.selector(role)))
         return {"metadata": metadata, "spec": spec}
 
     def volumes(self) -> list[dict[str, Any]]:
@@ -411,6 +413,7 @@ TARGET = Target(
             minimum=1,
         ),
         kubernetes_budget.BUDGET,
+        *kubernetes_scheduling.KEYS,
     ),
     blocks=(
         BlockSpec("node_selector", "node labels pods must match", map_of=Kind.STRING),
@@ -419,5 +422,6 @@ TARGET = Target(
         kubernetes_metrics.METRICS,
         kubernetes_budget.AUTOSCALE,
         kubernetes_budget.ROLLOUT,
+        *kubernetes_scheduling.BLOCKS,
     ),
 )

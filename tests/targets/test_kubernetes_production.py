@@ -189,3 +189,76 @@ def test_hostile_values_land_encoded(tmp_path: Path) -> None:
     target = f'    metrics {{}}\n    autoscale {{\n      via = keda\n      prometheus = "{hostile}"\n    }}'
     (scaled,) = kinds(build(tmp_path, ONE_NODE, target), "ScaledObject")
     assert scaled["spec"]["triggers"][0]["metadata"]["serverAddress"] == 'http://p:9090"}) or vector(1) #\n- x'
+
+
+SCHEDULING = """\
+    priority_class = "inference-high"
+    service_account = "vllm"
+    image_pull_secrets = ["registry", "mirror"]
+    spread_over = "topology.kubernetes.io/zone"
+    tolerations {
+      "nvidia.com/gpu" = "NoSchedule"
+      "dedicated" = ""
+    }
+    node_affinity {
+      "nvidia.com/gpu.product" = "NVIDIA-B200, NVIDIA-B300"
+    }"""
+
+
+def pod_specs(docs: list[dict]) -> list[tuple[dict, dict]]:
+    """(pod spec, the workload's selector labels) of every pod template."""
+    out = []
+    for doc in docs:
+        if doc["kind"] == "Deployment":
+            out.append((doc["spec"]["template"]["spec"], doc["spec"]["selector"]["matchLabels"]))
+        elif doc["kind"] == "LeaderWorkerSet":
+            template = doc["spec"]["leaderWorkerTemplate"]
+            labels = template["leaderTemplate"]["metadata"]["labels"]
+            for part in ("leaderTemplate", "workerTemplate"):
+                out.append((template[part]["spec"], labels))
+    return out
+
+
+@pytest.mark.parametrize("spec", [ONE_NODE, TWO_NODES, DISAGGREGATED], ids=["deployment", "lws", "pd-router"])
+def test_scheduling_settings_reach_every_pod_template(tmp_path: Path, spec: str) -> None:
+    docs = build(tmp_path, spec, SCHEDULING)
+    pods = pod_specs(docs)
+    assert len(pods) == {ONE_NODE: 1, TWO_NODES: 2, DISAGGREGATED: 3}[spec]  # P/D: prefill, decode, router
+    for pod, labels in pods:
+        assert pod["priorityClassName"] == "inference-high"
+        assert pod["serviceAccountName"] == "vllm"
+        assert pod["imagePullSecrets"] == [{"name": "registry"}, {"name": "mirror"}]
+        assert pod["tolerations"] == [
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "dedicated", "operator": "Exists"},
+        ]
+        required = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert required == {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-B200", "NVIDIA-B300"]}
+                    ]
+                }
+            ]
+        }
+        (spread,) = pod["topologySpreadConstraints"]
+        assert spread["topologyKey"] == "topology.kubernetes.io/zone"
+        assert spread["whenUnsatisfiable"] == "ScheduleAnyway"
+        # It counts the pool's own pods: the selector is a subset of the template's labels.
+        assert spread["labelSelector"]["matchLabels"].items() <= labels.items()
+
+
+def test_without_scheduling_settings_the_pod_has_none_of_their_fields(tmp_path: Path) -> None:
+    ((pod, _),) = pod_specs(build(tmp_path, ONE_NODE, ""))
+    fields = {"affinity", "tolerations", "priorityClassName", "serviceAccountName", "imagePullSecrets"}
+    assert not fields & set(pod) and "topologySpreadConstraints" not in pod
+
+
+def test_hostile_scheduling_values_are_refused_with_a_located_error(tmp_path: Path) -> None:
+    # A newline in a name and YAML in an effect: SPK536 for each, before anything is written.
+    text = SCHEDULING.replace('"vllm"', '"a\\nkind: Secret"').replace('"dedicated" = ""', '"dedicated" = "x: y # z"')
+    spec = tmp_path / "pack.spark"
+    spec.write_text(ONE_NODE.replace("BODY", f"  target kubernetes {{\n{text}\n  }}"))
+    proc = subprocess.run([sys.executable, "-m", "spark_dsl", "check", str(spec)], capture_output=True, text=True)
+    assert proc.stdout.count("error[SPK536]") == 2 and proc.returncode != 0, proc.stdout
