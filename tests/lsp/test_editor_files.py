@@ -70,6 +70,9 @@ def test_keys_blocks_and_declarations_are_told_apart() -> None:
     assert block is not None and block.groups() == ("target", "kubernetes")
     declaration = re.search(RULES["declaration"]["match"], "deployment muse-b200 extends a {")
     assert declaration is not None and declaration.groups() == ("deployment", "muse-b200")
+    model = re.search(RULES["declaration"]["match"], "model my-llama {")
+    assert model is not None and model.groups() == ("model", "my-llama")
+    assert re.search(RULES["declaration"]["match"], "  model = my-llama") is None  # a key, not a declaration
 
 
 @pytest.mark.parametrize(
@@ -162,3 +165,18 @@ def test_vim_detects_and_highlights_spark_files(tmp_path: Path) -> None:
         "spark",
         "2",
     ]
+
+
+def test_vim_highlights_a_model_declaration_but_not_the_model_key(tmp_path: Path) -> None:
+    spec = tmp_path / "m.spark"
+    spec.write_text("model my-llama {\n  layers = 32\n}\ndeployment d {\n  model = my-llama\n}\n")
+    out = tmp_path / "out"
+    probe = "for l in [1, 5] | echo synIDattr(synID(l, match(getline(l), '\\S') + 1, 1), 'name') | endfor"
+    commands = ["filetype plugin on", "syntax on", f"e {spec}", f"redir! > {out}", probe, "redir END", "qa!"]
+    subprocess.run(
+        ["vim", "-Nu", "NONE", "-es", "-c", f"set rtp^={EDITORS / 'vim'}", *(a for c in commands for a in ("-c", c))],
+        check=False,
+        timeout=30,
+        capture_output=True,
+    )
+    assert out.read_text().split() == ["sparkDeclare", "sparkKey"]

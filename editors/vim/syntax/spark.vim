@@ -9,6 +9,8 @@ syntax match   sparkIgnore     "spark:\s*ignore\ze\[" contained
 syntax match   sparkCode       "\<SPK\d\{3}\>" contained
 syntax keyword sparkImport     import
 syntax keyword sparkDeclare    profile deployment nextgroup=sparkName skipwhite
+" `model` declares only where a statement starts; elsewhere (`model = ...`) it is a key.
+syntax match   sparkDeclare    "^model\ze\s\+[A-Za-z][A-Za-z0-9_-]*\s*{" nextgroup=sparkName skipwhite
 syntax match   sparkName       "[A-Za-z][A-Za-z0-9_-]*" contained
 syntax keyword sparkExtends    extends
 syntax keyword sparkBoolean    true false
