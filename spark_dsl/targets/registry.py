@@ -34,6 +34,8 @@ TARGET_MODULES = (
     "spark_dsl.targets.vllm_config",
     "spark_dsl.targets.smoke",
     "spark_dsl.targets.bench",
+    "spark_dsl.targets.smoke_job",
+    "spark_dsl.targets.bench_job",
 )
 
 

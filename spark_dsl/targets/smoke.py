@@ -5,6 +5,9 @@ and one with an image when the spec's modalities include images; any failure exi
 the step, the HTTP status and the start of the answer. The API key is read from the same variable
 the deployment's launches read it from (`serve.api_key`), written to a private temporary file and
 passed with `curl -H @file`, so it never appears in a process's argv.
+
+The script is POSIX sh (no bash features), so the Kubernetes Job (smoke_job.py) runs the same text in
+a small curl image whose shell is BusyBox's.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ _HELPERS = [
     "}",
     "",
     "call() {",
-    '  local step="$1" status',
+    '  step="$1"',
     "  shift",
     '  status="$(curl -sS --max-time 300 -o "$answer" -w \'%{http_code}\' -H @"$headers" "$@")" \\',
     '    || fail "${step}: cannot reach ${base_url}"',
@@ -75,9 +78,9 @@ def render(job: Job) -> str:
         image=False,
     )
     lines = [
-        "#!/usr/bin/env bash",
+        "#!/bin/sh",
         *(f"# {line}" for line in header),
-        "set -euo pipefail",
+        "set -eu",
         "",
         *endpoint.address_lines(plan, FILE_NAME),
         *([endpoint.key_check(key)] if key else []),
@@ -108,7 +111,7 @@ def render(job: Job) -> str:
 TARGET = Target(
     "smoke",
     FILE_NAME,
-    "a bash script, `smoke.sh`, that checks the running deployment: models, a chat, an image",
+    "a POSIX shell script, `smoke.sh`, that checks the running deployment: models, a chat, an image",
     render,
     executable=True,
     client=True,

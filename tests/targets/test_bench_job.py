@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 import validators as v
+import yaml
+from target_helpers import kubernetes_expand
 
 SPEC = """\
 deployment muse-bench {
@@ -174,3 +176,32 @@ def test_a_missing_address_or_key_is_a_clear_error(
     assert proc.returncode != 0
     assert message in proc.stderr
     assert not (tmp_path / "argv.json").exists()
+
+
+# ---- the Kubernetes Job -------------------------------------------------------------------------
+
+
+def test_the_bench_job_validates_strictly_and_runs_bench_shs_argv(tmp_path: Path) -> None:
+    text = SPEC.replace(
+        "  target bench {}\n",
+        '  runtime { hf_token = secret("hf-token") }\n'
+        '  target bench {}\n  target kubernetes { namespace = "inference" }\n  target bench-job {}\n',
+    )
+    script = build(tmp_path, text)
+    path = script.parent / "bench-job.yaml"
+    v.kubernetes_validate(path).check()
+    (job,) = yaml.safe_load_all(path.read_text())
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert container["image"].startswith("vllm/vllm-openai:")
+    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]}
+    assert env == {
+        "OPENAI_API_KEY": {"name": "vllm-api-key", "key": "value"},
+        "HF_TOKEN": {"name": "hf-token", "key": "value"},
+    }
+    argv = [kubernetes_expand(arg, {}) for arg in [*container["command"], *container["args"]]]
+    # bench.sh's argv, with the cluster's address, the model's tokenizer and /tmp for results.
+    proc = run(script, tmp_path, "muse-bench.inference.svc", VLLM_API_KEY=KEY, SPARK_API_PORT="8000")
+    local = json.loads((tmp_path / "argv.json").read_text())
+    assert proc.returncode != 0  # nothing listens there; the argv was recorded first
+    assert argv[1:] == [*local[:-1], "/tmp/bench-results"]
+    assert argv[argv.index("--model") + 1] == MODEL  # `$` arrives as written: the kubelet's `$$`

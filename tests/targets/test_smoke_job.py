@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import validators as v
+import yaml
+from target_helpers import kubernetes_expand
 
 SPEC = """\
 deployment muse-smoke {
@@ -41,7 +43,7 @@ def build(tmp_path: Path, text: str) -> Path:
 
 def run(script: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: val for k, val in os.environ.items() if k not in ("VLLM_API_KEY", "SPARK_API_ADDRESS")}
-    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True, env={**base, **env})
+    return subprocess.run(["sh", str(script), *args], capture_output=True, text=True, env={**base, **env})
 
 
 @pytest.fixture
@@ -50,7 +52,7 @@ def vision(tmp_path: Path) -> Path:
 
 
 def test_smoke_sh_passes_shellcheck(vision: Path) -> None:
-    v.shellcheck(vision).check()
+    v.shellcheck(vision, shell="sh").check()
 
 
 def test_lists_models_chats_and_sends_an_image_with_the_key(vision: Path, openai_stub) -> None:
@@ -92,7 +94,7 @@ def test_a_text_only_deployment_sends_no_image(tmp_path: Path, openai_stub) -> N
 def test_without_an_api_key_no_authorization_is_sent(tmp_path: Path, openai_stub) -> None:
     text = SPEC.replace("MODALITIES", "[text]").replace('    api_key           = secret("vllm-api-key")\n', "")
     script = build(tmp_path, text)
-    v.shellcheck(script).check()
+    v.shellcheck(script, shell="sh").check()
     server = openai_stub("muse-spark-vision")
     proc = run(script, "127.0.0.1", SPARK_API_PORT=str(server.port))
     assert proc.returncode == 0, proc.stderr
@@ -143,3 +145,57 @@ def test_an_unreachable_endpoint_fails(vision: Path, openai_stub) -> None:
     proc = run(vision, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(port))
     assert proc.returncode == 1
     assert f"list models: cannot reach http://127.0.0.1:{port}" in proc.stderr
+
+
+# ---- the Kubernetes Job -------------------------------------------------------------------------
+
+JOB_SPEC = SPEC.replace("MODALITIES", "[text, image]").replace(
+    "  target smoke {}\n", '  target smoke {}\n  target kubernetes { namespace = "inference" }\n  target smoke-job {}\n'
+)
+
+
+def smoke_job(tmp_path: Path) -> tuple[Path, dict]:
+    script = build(tmp_path, JOB_SPEC)
+    path = script.parent / "smoke-job.yaml"
+    (doc,) = yaml.safe_load_all(path.read_text())
+    return path, doc
+
+
+def test_the_smoke_job_validates_strictly_and_reads_the_deployments_secret(tmp_path: Path) -> None:
+    path, job = smoke_job(tmp_path)
+    v.kubernetes_validate(path).check()
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == "curlimages/curl:8.17.0"
+    assert pod["restartPolicy"] == "Never" and job["spec"]["backoffLimit"] == 0
+    env = {e["name"]: e for e in container["env"]}
+    assert env["SPARK_API_ADDRESS"]["value"] == "muse-smoke.inference.svc"  # the Service kubernetes.yaml writes
+    assert env["SPARK_API_PORT"]["value"] == "8000"
+    assert env["VLLM_API_KEY"]["valueFrom"] == {"secretKeyRef": {"name": "vllm-api-key", "key": "value"}}
+    services = [d for d in yaml.safe_load_all((path.parent / "kubernetes.yaml").read_text()) if d["kind"] == "Service"]
+    assert [(s["metadata"]["name"], s["metadata"]["namespace"]) for s in services] == [("muse-smoke", "inference")]
+
+
+def test_the_smoke_jobs_command_runs_the_same_checks(tmp_path: Path, openai_stub) -> None:
+    path, job = smoke_job(tmp_path)
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value", "") for e in container["env"]}
+    # What the kubelet runs: `$$` back to `$`, then sh -c SCRIPT smoke.sh.
+    argv = [kubernetes_expand(arg, env) for arg in container["command"]]
+    assert argv[:2] == ["sh", "-c"]
+    assert argv[2] == (path.parent / "smoke.sh").read_text()  # the very script smoke.sh is
+    server = openai_stub("muse-spark-vision", api_key=KEY)
+    base = {k: val for k, val in os.environ.items() if k not in ("VLLM_API_KEY", "SPARK_API_ADDRESS")}
+    proc = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        env={**base, **env, "SPARK_API_ADDRESS": "127.0.0.1", "SPARK_API_PORT": str(server.port), "VLLM_API_KEY": KEY},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert [(r.path, r.auth_ok) for r in server.records] == [
+        ("/v1/models", True),
+        ("/v1/chat/completions", True),
+        ("/v1/chat/completions", True),
+    ]
+    assert server.records[2].content_types == ["text", "image_url"]

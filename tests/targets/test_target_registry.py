@@ -64,7 +64,17 @@ def toy() -> Iterator[Target]:
         yield TOY
     finally:
         target_table.unregister("toy")
-    assert target_table.kinds() == ("shell", "compose", "slurm", "kubernetes", "vllm-config", "smoke", "bench")
+    assert target_table.kinds() == (
+        "shell",
+        "compose",
+        "slurm",
+        "kubernetes",
+        "vllm-config",
+        "smoke",
+        "bench",
+        "smoke-job",
+        "bench-job",
+    )
     assert deployment_schema() == before
 
 
@@ -140,11 +150,14 @@ def test_a_registered_target_is_listed(toy: Target, tmp_path: Path) -> None:
     _spec(tmp_path, "")
     unknown = invoke(tmp_path, "build", "greeter.spark", "-t", "toys")
     assert unknown.exit_code == 2
-    assert "targets are shell, compose, slurm, kubernetes, vllm-config, smoke, bench, toy" in unknown.output
+    assert (
+        "targets are shell, compose, slurm, kubernetes, vllm-config, smoke, bench, smoke-job, bench-job, toy"
+        in unknown.output
+    )
 
     _spec(tmp_path, "  target toys {}", name="typo")
     typo = invoke(tmp_path, "check", "typo.spark")
-    kinds = "`shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`, `bench`"
+    kinds = "`shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`, `bench`, `smoke-job`, `bench-job`"
     assert f"target kinds are {kinds}, `toy`" in typo.output
 
     explained = invoke(tmp_path, "explain", "target.toy.greeting")
@@ -166,7 +179,7 @@ def test_a_target_is_unknown_once_unregistered(tmp_path: Path) -> None:
     result = invoke(tmp_path, "check", "greeter.spark")
     assert result.exit_code == 1, result.output
     assert "error[SPK110]: unknown target `toy`" in result.output
-    kinds = "`shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`, `bench`"
+    kinds = "`shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`, `bench`, `smoke-job`, `bench-job`"
     assert f"target kinds are {kinds}\n" in result.output
 
 
@@ -175,4 +188,14 @@ def test_a_second_target_of_the_same_kind_or_file_is_refused() -> None:
         target_table.register(Target("shell", "other.sh", "another shell", _render))
     with pytest.raises(ValueError, match="clashes with `compose`"):
         target_table.register(Target("compose2", "compose.yaml", "another compose file", _render))
-    assert target_table.kinds() == ("shell", "compose", "slurm", "kubernetes", "vllm-config", "smoke", "bench")
+    assert target_table.kinds() == (
+        "shell",
+        "compose",
+        "slurm",
+        "kubernetes",
+        "vllm-config",
+        "smoke",
+        "bench",
+        "smoke-job",
+        "bench-job",
+    )
