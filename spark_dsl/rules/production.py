@@ -318,7 +318,7 @@ def _object_name(text: str) -> str:
     "error",
     "scheduling setting Kubernetes does not accept",
     checks="In `target kubernetes`: `priority_class`, `service_account` and each of "
-    "`image_pull_secrets` must be an object name (a DNS-1123 subdomain: lowercase letters, digits, "
+    "`pull_secrets` must be an object name (a DNS-1123 subdomain: lowercase letters, digits, "
     "`-` and `.`, at most 253); each effect in `tolerations { }` must be `NoSchedule`, "
     '`PreferNoSchedule`, `NoExecute` or `""` (any).',
     basis="The API server rejects other names and effects: `kubectl apply` would refuse the pods' "
@@ -339,14 +339,14 @@ def scheduling_names(plan: Plan) -> Iterator[Finding]:
                 label="not a DNS-1123 subdomain",
                 replace_with=f'"{fixed}"' if fixed else None,
             )
-    pull = body.setting("image_pull_secrets")
+    pull = body.setting("pull_secrets")
     if pull is not None:
         wrong = [name for name in pull.value if not _fits(DNS_SUBDOMAIN, name, 253)]
         if wrong:
             names = [n for n in (_object_name(name) for name in pull.value) if n]
             listed = "[" + ", ".join(_shown(n) for n in names) + "]"
             yield Finding(
-                f"image_pull_secrets {_shown(wrong[0])} is not a Secret name",
+                f"pull_secrets {_shown(wrong[0])} is not a Secret name",
                 Resolved.from_setting(pull),
                 "use lowercase letters, digits, `-` and `.`" + (f", e.g. `{listed}`" if names else ""),
                 label="not a DNS-1123 subdomain",

@@ -359,6 +359,7 @@ def render(job: Job) -> str:
             else []
         ),
         *ports.header_lines(job.plan, job.launches, "pods"),
+        *kubernetes_scaling.header_lines(objects),
     )
     return yaml_text.documents(objects, header)
 

@@ -22,7 +22,7 @@ BUDGET = KeySpec(
     "gpu_budget",
     Kind.INTEGER,
     "GPUs the deployment may use in the cluster, counting autoscaling and rollout surges",
-    default="none: not checked, rollouts recreate",
+    default="none: unchecked",
     minimum=1,
 )
 AUTOSCALE = BlockSpec(

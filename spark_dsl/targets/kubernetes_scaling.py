@@ -75,3 +75,25 @@ def lws_strategy(job: Job) -> dict[str, Any] | None:
         return None
     settings = {"maxSurge": extra, "maxUnavailable": 0} if extra else {"maxSurge": 0, "maxUnavailable": 1}
     return {"type": "RollingUpdate", "rollingUpdateConfiguration": settings}
+
+
+def header_lines(objects: list[dict[str, Any]]) -> list[str]:
+    """What the cluster needs for the pack's objects, for the manifest's header."""
+    kinds = {o["kind"]: o for o in objects}
+    out = []
+    for kind in ("PodMonitor", "ServiceMonitor"):
+        if kind in kinds:
+            out.append(
+                f"The {kind} needs the Prometheus operator ({kubernetes_metrics.MONITOR_API}); the Prometheus's"
+                f" {kind[0].lower()}{kind[1:]}Selector must match its labels."
+            )
+    if "HorizontalPodAutoscaler" in kinds:
+        (metric,) = kinds["HorizontalPodAutoscaler"]["spec"]["metrics"]
+        name = metric["pods"]["metric"]["name"]
+        out.append(
+            f"The HorizontalPodAutoscaler reads the Pods metric {name} from prometheus-adapter"
+            " (its rule is in docs/production.md, Autoscaling)."
+        )
+    if "ScaledObject" in kinds:
+        out.append(f"The ScaledObject needs KEDA ({KEDA_API}) and a Prometheus that scrapes the pods.")
+    return out

@@ -15,10 +15,10 @@ from spark_dsl.targets.common import Job
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 KEYS = (
-    KeySpec("priority_class", Kind.STRING, "PriorityClass of every pod", default="the cluster's default"),
-    KeySpec("service_account", Kind.STRING, "ServiceAccount every pod runs as", default="the namespace's `default`"),
+    KeySpec("priority_class", Kind.STRING, "PriorityClass of every pod", default="the cluster's"),
+    KeySpec("service_account", Kind.STRING, "ServiceAccount every pod runs as", default="the namespace's"),
     KeySpec(
-        "image_pull_secrets",
+        "pull_secrets",
         Kind.STRING_LIST,
         "Secrets (docker-registry) every pod pulls its images with",
         default="none",
@@ -81,7 +81,7 @@ def pod_fields(job: Job, selector: dict[str, str]) -> dict[str, Any]:
         out["priorityClassName"] = job.setting("priority_class")
     if job.setting("service_account"):
         out["serviceAccountName"] = job.setting("service_account")
-    pull = job.setting("image_pull_secrets")
+    pull = job.setting("pull_secrets")
     if pull:
         out["imagePullSecrets"] = [{"name": name} for name in pull]
     return out

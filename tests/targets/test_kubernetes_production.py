@@ -194,7 +194,7 @@ def test_hostile_values_land_encoded(tmp_path: Path) -> None:
 SCHEDULING = """\
     priority_class = "inference-high"
     service_account = "vllm"
-    image_pull_secrets = ["registry", "mirror"]
+    pull_secrets = ["registry", "mirror"]
     spread_over = "topology.kubernetes.io/zone"
     tolerations {
       "nvidia.com/gpu" = "NoSchedule"
