@@ -78,37 +78,44 @@ def _command(plan: Plan) -> list[str]:
     return joined(["exec " + lines[0], *("  " + line for line in lines[1:])])
 
 
-def render(job: Job) -> str:
-    plan = job.plan
-    key = endpoint.api_key(plan)
-    concurrency, input_tokens, output_tokens = shape(plan)
-    header = job.header(
+def summary(job: Job) -> str:
+    concurrency, input_tokens, output_tokens = shape(job.plan)
+    return (
         f"Benchmark of {job.name}: vllm bench serve, {concurrency} concurrent requests of {input_tokens}"
-        f" prompt and {output_tokens} output tokens, {concurrency * ROUNDS} in all.",
-        f"Usage: bench.sh ADDRESS   (or set {endpoint.ADDRESS}); the port is {endpoint.PORT}, else the spec's.",
-        f"{TOKENIZER}: a local tokenizer folder (default: the model's); {RESULTS}: where results go.",
-        image=False,
+        f" prompt and {output_tokens} output tokens, {concurrency * ROUNDS} in all."
     )
-    lines = [
-        "#!/usr/bin/env bash",
-        *(f"# {line}" for line in header),
-        "set -euo pipefail",
-        "",
-        *endpoint.address_lines(plan, FILE_NAME),
+
+
+def usage_lines(script: str) -> list[str]:
+    return [
+        f"Usage: {script} ADDRESS   (or set {endpoint.ADDRESS}); the port is {endpoint.PORT}, else the spec's.",
+        f"{TOKENIZER}: a local tokenizer folder (default: the model's); {RESULTS}: where results go.",
     ]
+
+
+def body_lines(plan: Plan, script: str) -> list[str]:
+    """Everything after the header: the endpoint, the key, the tokenizer and the command."""
+    key = endpoint.api_key(plan)
+    lines = ["set -euo pipefail", "", *endpoint.address_lines(plan, script)]
     if key:
         lines += [
             endpoint.key_check(key),
             "# vllm bench serve reads the key from OPENAI_API_KEY (it has no key argument).",
             f'export OPENAI_API_KEY="${{{key.env_name}}}"',
         ]
-    lines += [
+    return [
+        *lines,
         f'tokenizer="${{{TOKENIZER}:-}}"',
         f'if [ -z "$tokenizer" ]; then tokenizer={quote(model_id(plan))}; fi',
         f'results="${{{RESULTS}:-bench-results}}"',
         "",
         *_command(plan),
     ]
+
+
+def render(job: Job) -> str:
+    header = job.header(summary(job), *usage_lines(FILE_NAME), image=False)
+    lines = ["#!/usr/bin/env bash", *(f"# {line}" for line in header), *body_lines(job.plan, FILE_NAME)]
     return "\n".join(lines) + "\n"
 
 

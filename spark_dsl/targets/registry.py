@@ -36,6 +36,7 @@ TARGET_MODULES = (
     "spark_dsl.targets.bench",
     "spark_dsl.targets.smoke_job",
     "spark_dsl.targets.bench_job",
+    "spark_dsl.targets.bench_slurm",
 )
 
 

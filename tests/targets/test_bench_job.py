@@ -107,9 +107,14 @@ def run(script: Path, tmp_path: Path, *args: str, **env: str) -> subprocess.Comp
     )
 
 
-def test_bench_sh_passes_shellcheck(tmp_path: Path) -> None:
-    # A `$` in a single-quoted value is only a style note (SC2016); the run below proves it literal.
-    v.shellcheck(build(tmp_path, SPEC.replace(MODEL, "muse-spark"))).check()
+def test_bench_sh_and_bench_sbatch_pass_shellcheck(tmp_path: Path) -> None:
+    # A `$` in a single-quoted value is only a style note (SC2016); the runs below prove it literal.
+    text = SPEC.replace(MODEL, "muse-spark").replace(
+        "  target bench {}\n", "  target bench {}\n  target bench-slurm {}\n"
+    )
+    script = build(tmp_path, text)
+    v.shellcheck(script).check()
+    v.shellcheck(script.parent / "bench.sbatch").check()
 
 
 def test_the_benchmark_reaches_the_workloads_concurrency_with_the_key(tmp_path: Path, openai_stub) -> None:
@@ -205,3 +210,31 @@ def test_the_bench_job_validates_strictly_and_runs_bench_shs_argv(tmp_path: Path
     assert proc.returncode != 0  # nothing listens there; the argv was recorded first
     assert argv[1:] == [*local[:-1], "/tmp/bench-results"]
     assert argv[argv.index("--model") + 1] == MODEL  # `$` arrives as written: the kubelet's `$$`
+
+
+# ---- the Slurm batch job ------------------------------------------------------------------------
+
+
+@pytest.mark.slurm
+def test_bench_sbatch_runs_on_slurm_against_the_endpoint(tmp_path: Path, openai_stub, spec_cluster) -> None:
+    text = SPEC.replace("  target bench {}\n", '  target slurm { partition = "gpu" }\n  target bench-slurm {}\n')
+    script = build(tmp_path, text).parent / "bench.sbatch"
+    assert spec_cluster.test_only(str(script)).ok
+    server = openai_stub(MODEL, api_key=KEY, hold_until_in_flight=4)
+    env = {
+        **{k: val for k, val in os.environ.items() if k not in ("VLLM_API_KEY", "OPENAI_API_KEY")},
+        "PATH": stub_path(tmp_path),
+        "STUB_ARGV": str(tmp_path / "argv.json"),
+        "VLLM_API_KEY": KEY,
+        "SPARK_API_PORT": str(server.port),
+        # A batch script runs on node1, this host: the endpoint is on loopback.
+        "SPARK_API_ADDRESS": "127.0.0.1",
+    }
+    job = spec_cluster.run_job(script, env=env, timeout=120, cwd=tmp_path)
+    output = job.stdout_path.read_text() if job.stdout_path else ""
+    assert job.ok, (job, output)
+    assert "Successful requests: 40" in output
+    assert len(server.records) == 40
+    assert {r.model for r in server.records} == {MODEL}
+    assert all(r.auth_ok for r in server.records)
+    assert server.max_in_flight == 4

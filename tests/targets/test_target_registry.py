@@ -25,6 +25,20 @@ from spark_dsl.targets import registry as target_table
 from spark_dsl.targets.common import Job
 from spark_dsl.targets.registry import Target
 
+# The built-in targets, in TARGET_MODULES' order.
+BUILT_IN = (
+    "shell",
+    "compose",
+    "slurm",
+    "kubernetes",
+    "vllm-config",
+    "smoke",
+    "bench",
+    "smoke-job",
+    "bench-job",
+    "bench-slurm",
+)
+
 
 def _render(job: Job) -> str:
     return f"{job.setting('greeting')} from {job.name}, {len(job.launches)} launch(es)\n"
@@ -64,17 +78,7 @@ def toy() -> Iterator[Target]:
         yield TOY
     finally:
         target_table.unregister("toy")
-    assert target_table.kinds() == (
-        "shell",
-        "compose",
-        "slurm",
-        "kubernetes",
-        "vllm-config",
-        "smoke",
-        "bench",
-        "smoke-job",
-        "bench-job",
-    )
+    assert target_table.kinds() == BUILT_IN
     assert deployment_schema() == before
 
 
@@ -150,14 +154,11 @@ def test_a_registered_target_is_listed(toy: Target, tmp_path: Path) -> None:
     _spec(tmp_path, "")
     unknown = invoke(tmp_path, "build", "greeter.spark", "-t", "toys")
     assert unknown.exit_code == 2
-    assert (
-        "targets are shell, compose, slurm, kubernetes, vllm-config, smoke, bench, smoke-job, bench-job, toy"
-        in unknown.output
-    )
+    assert f"targets are {', '.join(BUILT_IN)}, toy" in unknown.output
 
     _spec(tmp_path, "  target toys {}", name="typo")
     typo = invoke(tmp_path, "check", "typo.spark")
-    kinds = "`shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`, `bench`, `smoke-job`, `bench-job`"
+    kinds = ", ".join(f"`{kind}`" for kind in BUILT_IN)
     assert f"target kinds are {kinds}, `toy`" in typo.output
 
     explained = invoke(tmp_path, "explain", "target.toy.greeting")
@@ -179,7 +180,7 @@ def test_a_target_is_unknown_once_unregistered(tmp_path: Path) -> None:
     result = invoke(tmp_path, "check", "greeter.spark")
     assert result.exit_code == 1, result.output
     assert "error[SPK110]: unknown target `toy`" in result.output
-    kinds = "`shell`, `compose`, `slurm`, `kubernetes`, `vllm-config`, `smoke`, `bench`, `smoke-job`, `bench-job`"
+    kinds = ", ".join(f"`{kind}`" for kind in BUILT_IN)
     assert f"target kinds are {kinds}\n" in result.output
 
 
@@ -188,14 +189,4 @@ def test_a_second_target_of_the_same_kind_or_file_is_refused() -> None:
         target_table.register(Target("shell", "other.sh", "another shell", _render))
     with pytest.raises(ValueError, match="clashes with `compose`"):
         target_table.register(Target("compose2", "compose.yaml", "another compose file", _render))
-    assert target_table.kinds() == (
-        "shell",
-        "compose",
-        "slurm",
-        "kubernetes",
-        "vllm-config",
-        "smoke",
-        "bench",
-        "smoke-job",
-        "bench-job",
-    )
+    assert target_table.kinds() == BUILT_IN
