@@ -39,8 +39,7 @@ def render(job: Job) -> str:
     ]
     header = job.header(
         bench.summary(job),
-        f"Submit with `sbatch {FILE_NAME} HEAD_ADDRESS` (or export {endpoint.ADDRESS}); the summary"
-        f" goes to {OUTPUT}.",
+        f"Submit with `sbatch {FILE_NAME} HEAD_ADDRESS` (or export {endpoint.ADDRESS}); the summary goes to {OUTPUT}.",
         *bench.usage_lines(FILE_NAME)[1:],
         image=False,
     )
