@@ -26,6 +26,8 @@ BASES = {
         "target slurm { container = pyxis }",
         "target kubernetes {}",
         "target vllm-config {}",
+        "target smoke {}",
+        "target bench {}",
     ],
     # AMD, where the workload policy picks `parallel` and the draft.
     "amd": [
@@ -82,6 +84,8 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "allow_unvalidated": ("single", ["allow_unvalidated = true"]),
     "workload.concurrency": ("amd", ["workload { concurrency = 256 }"]),
     "workload.goal": ("amd", ["workload { goal = throughput }"]),
+    "workload.input_tokens": ("single", ["workload { input_tokens = 2K }"]),
+    "workload.output_tokens": ("single", ["workload { output_tokens = 512 }"]),
     "serve.port": ("single", ["serve { port = 9000 }"]),
     "serve.host": ("single", ['serve { host = "127.0.0.1" }']),
     "serve.served_model_name": ("single", ['serve { served_model_name = "muse" }']),
