@@ -6,8 +6,8 @@ Run it with the interpreter spark is installed in, from anywhere:
 
 Each row prints what was measured, the goal, and `ok` or `MISSED`. What each row runs:
 
-- build: `spark build -q specs -o out` over a generated project of 1,000 specs (benchmarks/corpus.py:
-  four target files per spec), one process, whole command, into an empty output folder; also the
+- build: `spark build specs -o out-N` over a generated project of 1,000 specs (benchmarks/corpus.py:
+  four target files per spec), one process, whole command, into a new output folder; also the
   warm in-process rate of check plus rendering, which leaves the disk out.
 - check: `spark check specs` over the same project, whole command; and the warm pipeline (`run`)
   in this process after a first run has filled the caches.
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -72,9 +72,15 @@ def detail(text: str) -> None:
 
 
 def build_once(project: Path) -> Child:
-    out = project / "out"
-    shutil.rmtree(out, ignore_errors=True)
-    result = child([*SPARK, "build", "specs", "-o", "out"], project)
+    """One build into an output folder that never existed.
+
+    Not into one just emptied: on ext4 without a journal (this 2-core machine's disk), for a few
+    seconds after a deletion each new file's inode search skips the freed inodes one by one
+    (`recently_deleted` in the kernel's `find_inode_bit`), which tripled the build's system time
+    when the previous run's 5,000 outputs had been removed right before. So no output is removed
+    until the run ends (with its temporary folder)."""
+    number = len(list(project.glob("out-*")))
+    result = child([*SPARK, "build", "specs", "-o", f"out-{number}"], project)
     assert result.status == 0, f"build failed in {project} (exit {result.status})"
     return result
 
@@ -126,7 +132,9 @@ def warm_rates(project: Path) -> tuple[Rates, Rates]:
         assert not result.diagnostics, "benchmark specs must check clean"
         wall, cpu = time.perf_counter(), time.process_time()
         result = run(paths, project)
-        outcome = build(result.plans, result.launches, result.deployment_has_errors, [], (), project)
+        # An older tree (PYTHONPATH) has no launches argument.
+        launches = (result.launches,) if "launches" in inspect.signature(build).parameters else ()
+        outcome = build(result.plans, *launches, result.deployment_has_errors, [], (), project)
         builds.append((len(paths) / (time.perf_counter() - wall), len(paths) / (time.process_time() - cpu)))
         assert len(outcome.outputs) == len(paths) and not outcome.diagnostics
     return _median(checks), _median(builds)
