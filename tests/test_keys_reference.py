@@ -143,6 +143,7 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "target.kubernetes.gpu_budget": ("single", ["target kubernetes { gpu_budget = 64 }"]),
     "target.kubernetes.metrics.monitor": ("single", ["target kubernetes { metrics { monitor = service } }"]),
     "target.kubernetes.metrics.interval": ("single", ["target kubernetes { metrics { interval = 1m } }"]),
+    "target.kubernetes.metrics.dashboard": ("single", ["target kubernetes { metrics { dashboard = true } }"]),
     "target.kubernetes.metrics.labels": ("single", ['target kubernetes { metrics { labels { release = "kps" } } }']),
     "target.kubernetes.autoscale.min": ("single", ["target kubernetes { autoscale { min = 2 max = 3 } }"]),
     "target.kubernetes.autoscale.max": ("single", ["target kubernetes { autoscale { max = 3 } }"]),

@@ -91,6 +91,10 @@ class Manifest:
             pod = self.pod_template("router", [self.container(router[0], self.router_fill)])
             out.append(self.deployment(name, "router", pod, gpus=False))
             out.append(self.service(self.job.name, "router", router[0], self.job.setting("service_type")))
+        roles = [pool.role for pool in self.plan.pools]
+        board = kubernetes_metrics.dashboard(self.job, roles, self.metadata(self.job.name, "dashboard"))
+        if board is not None:
+            out.append(board)
         return out
 
     def pool_objects(self, pool: Pool) -> list[dict[str, Any]]:

@@ -22,6 +22,8 @@ MONITORS = ("pod", "service", "none")
 # one deployment's pools without knowing pod names.
 DEPLOYMENT_LABEL = "spark_deployment"
 COMPONENT_LABEL = "spark_component"
+# The Grafana sidecar of kube-prometheus-stack loads the dashboards of ConfigMaps with this label.
+DASHBOARD_LABEL = "grafana_dashboard"
 _POD_LABEL = "__meta_kubernetes_pod_label_"
 
 METRICS = BlockSpec(
@@ -37,6 +39,12 @@ METRICS = BlockSpec(
             fallback="pod",
         ),
         "interval": KeySpec("interval", Kind.DURATION, "scrape interval", fallback=30),
+        "dashboard": KeySpec(
+            "dashboard",
+            Kind.BOOL,
+            "a Grafana dashboard of vLLM's main metrics, in a ConfigMap labelled `grafana_dashboard`",
+            fallback=False,
+        ),
     },
     blocks={
         "labels": BlockSpec(
@@ -108,4 +116,76 @@ def monitor_object(
         "kind": "PodMonitor" if kind == "pod" else "ServiceMonitor",
         "metadata": {**metadata, "name": name, "labels": labels},
         "spec": spec,
+    }
+
+
+# (title, unit, PromQL with `{s}` for one pool's selector): vLLM 0.33.0's names, counters with `_total`.
+_PANELS = (
+    ("Requests running", "short", "sum(vllm:num_requests_running{s})"),
+    ("Requests waiting", "short", "sum(vllm:num_requests_waiting{s})"),
+    ("KV-cache usage", "percentunit", "max(vllm:kv_cache_usage_perc{s})"),
+    (
+        "Time to first token, p95",
+        "s",
+        "histogram_quantile(0.95,sum by(le)(rate(vllm:time_to_first_token_seconds_bucket{s}[5m])))",
+    ),
+    (
+        "Inter-token latency, p95",
+        "s",
+        "histogram_quantile(0.95,sum by(le)(rate(vllm:inter_token_latency_seconds_bucket{s}[5m])))",
+    ),
+    (
+        "End-to-end latency, p95",
+        "s",
+        "histogram_quantile(0.95,sum by(le)(rate(vllm:e2e_request_latency_seconds_bucket{s}[5m])))",
+    ),
+    ("Prompt tokens per second", "short", "sum(rate(vllm:prompt_tokens_total{s}[5m]))"),
+    ("Generated tokens per second", "short", "sum(rate(vllm:generation_tokens_total{s}[5m]))"),
+    ("Preemptions per second", "short", "sum(rate(vllm:num_preemptions_total{s}[5m]))"),
+)
+
+
+def spaceless_json(value: object) -> str:
+    """Compact JSON with every space escaped (`\\u0020`, the same string to any JSON reader).
+
+    The YAML writer folds no lines, and a line of the manifest may overflow the yamllint limit
+    only as one word: so the dashboard is one word.
+    """
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).replace(" ", "\\u0020")
+
+
+def dashboard(job: Job, roles: list[str], metadata: dict[str, Any]) -> dict[str, Any] | None:
+    """A ConfigMap holding a Grafana dashboard of every serving pool's main metrics."""
+    block = job.settings.block("metrics")
+    if monitor(job) == "none" or not block.value("dashboard"):
+        return None
+    panels: list[dict[str, Any]] = []
+    for row, role in enumerate(roles):
+        selector = series(job, "", role)
+        for i, (title, unit, query) in enumerate(_PANELS):
+            panels.append(
+                {
+                    "id": len(panels) + 1,
+                    "type": "timeseries",
+                    "title": f"{role}: {title}",
+                    "datasource": {"type": "prometheus", "uid": "${datasource}"},
+                    "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+                    "gridPos": {"h": 8, "w": 8, "x": 8 * (i % 3), "y": 8 * (3 * row + i // 3)},
+                    "targets": [{"refId": "A", "expr": query.replace("{s}", selector)}],
+                }
+            )
+    board = {
+        "title": f"vLLM {job.name}",
+        "uid": f"spark-{job.name}"[:40],
+        "schemaVersion": 39,
+        "time": {"from": "now-1h", "to": "now"},
+        "templating": {"list": [{"name": "datasource", "type": "datasource", "query": "prometheus"}]},
+        "panels": panels,
+    }
+    labels = {**metadata["labels"], DASHBOARD_LABEL: "1"}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {**metadata, "name": f"{job.name}-dashboard", "labels": labels},
+        "data": {f"{job.name}.json": spaceless_json(board)},
     }

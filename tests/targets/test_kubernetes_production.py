@@ -262,3 +262,36 @@ def test_hostile_scheduling_values_are_refused_with_a_located_error(tmp_path: Pa
     spec.write_text(ONE_NODE.replace("BODY", f"  target kubernetes {{\n{text}\n  }}"))
     proc = subprocess.run([sys.executable, "-m", "spark_dsl", "check", str(spec)], capture_output=True, text=True)
     assert proc.stdout.count("error[SPK536]") == 2 and proc.returncode != 0, proc.stdout
+
+
+def test_the_dashboard_is_grafana_json_of_vllm_0_33_names(tmp_path: Path) -> None:
+    import json
+    import re
+
+    docs = build(tmp_path, DISAGGREGATED, '    namespace = "inference"\n    metrics {\n      dashboard = true\n    }')
+    (board,) = kinds(docs, "ConfigMap")
+    assert board["metadata"]["labels"]["grafana_dashboard"] == "1"
+    ((name, text),) = board["data"].items()
+    assert name == "muse-pack.json" and " " not in text  # one word: yamllint's long-line rule
+    dashboard = json.loads(text)
+    exprs = [panel["targets"][0]["expr"] for panel in dashboard["panels"]]
+    assert len(exprs) == 2 * 9  # nine panels per serving pool: prefill, decode
+    names = {name for expr in exprs for name in re.findall(r"vllm:[a-z0-9_]+", expr)}
+    # vLLM 0.33.0's names as scraped (docs/observability-research.md, section 1): counters end in _total.
+    assert names == {
+        "vllm:num_requests_running",
+        "vllm:num_requests_waiting",
+        "vllm:kv_cache_usage_perc",
+        "vllm:time_to_first_token_seconds_bucket",
+        "vllm:inter_token_latency_seconds_bucket",
+        "vllm:e2e_request_latency_seconds_bucket",
+        "vllm:prompt_tokens_total",
+        "vllm:generation_tokens_total",
+        "vllm:num_preemptions_total",
+    }
+    assert 'spark_component="decode"' in exprs[-1] and 'namespace="inference"' in exprs[0]
+    assert dashboard["panels"][0]["title"] == "prefill: Requests running"
+
+
+def test_no_dashboard_unless_asked(tmp_path: Path) -> None:
+    assert not kinds(build(tmp_path, ONE_NODE, "    metrics {}"), "ConfigMap")
