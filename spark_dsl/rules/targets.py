@@ -1,4 +1,4 @@
-"""Target settings rules (SPK501-SPK512): what each declared target block can and cannot express."""
+"""Target settings rules (SPK501-SPK512, SPK541-SPK543): what each declared target block can and cannot express."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.syntax import ast
 from spark_dsl.targets import registry as target_table
+from spark_dsl.targets import sbatch_options
 from spark_dsl.values import SecretRef, Setting, Volume
 
 
@@ -353,6 +354,105 @@ def slurm_names(plan: Plan) -> Iterator[Finding]:
                 label=f"not a Slurm {key}",
                 replace_with=f'"{fixed}"' if fixed else None,
             )
+
+
+# What a constraint, reservation or host list may hold: Slurm's names and operators
+# (`&`, `|`, `[...]`, `*N`, `!` in constraints; `,` lists; `[1-4]` ranges), never whitespace,
+# a quote or a backslash, which would end the `#SBATCH` word or start another.
+SLURM_SCHEDULING = {
+    "constraint": re.compile(r"[A-Za-z0-9_.&|\[\]*()!:,-]+"),
+    "reservation": re.compile(r"[A-Za-z0-9_.,-]+"),
+    "exclude": re.compile(r"[A-Za-z0-9_.\[\],-]+"),
+}
+
+
+@rule(
+    "SPK541",
+    "error",
+    "Slurm constraint, reservation or excluded nodes that cannot go into an #SBATCH line",
+    checks="`constraint` (node features with Slurm's `&`, `|`, `[]`, `*`, `!` operators), "
+    "`reservation` (reservation names, `,`-separated) and `exclude` (a host list such as "
+    "`node[1-2],gpu07`) of `target slurm`: letters, digits, `_`, `.`, `-` and those operators only.",
+    basis="Each becomes one `#SBATCH --KEY=VALUE` line, which sbatch splits at whitespace and reads "
+    "without a shell: a space, quote or newline would cut the value or add a directive of its own.",
+    failing='target slurm {\n  exclude = "node1 node2"\n}',
+    fixed='target slurm {\n  exclude = "node1,node2"\n}',
+)
+def slurm_scheduling(plan: Plan) -> Iterator[Finding]:
+    for key, pattern in SLURM_SCHEDULING.items():
+        setting = _setting(plan, "slurm", key)
+        if setting is None or pattern.fullmatch(setting.value):
+            continue
+        fixed = ",".join(part for part in re.split(r"[^A-Za-z0-9_.&|\[\]*()!:-]+", setting.value) if part)
+        fixed = fixed if pattern.fullmatch(fixed) else ""
+        yield Finding(
+            f"{key} {_shown(setting.value)} cannot go into an #SBATCH line",
+            Resolved.from_setting(setting),
+            "use Slurm names and operators without spaces or quotes (several joined by `,`)"
+            + (f', e.g. `"{fixed}"`' if fixed else ""),
+            label=f"not a Slurm {key}",
+            replace_with=f'"{fixed}"' if fixed else None,
+        )
+
+
+@rule(
+    "SPK542",
+    "error",
+    "extra #SBATCH directive that sbatch does not know or cannot read",
+    checks="Each of `extra_directives` in `target slurm` must be `--OPTION` or `--OPTION=VALUE`, "
+    "OPTION one of sbatch's long options (Slurm 22.05's `sbatch --help`, the OPTIONS of sbatch(1)), "
+    "VALUE without whitespace, quotes or backslashes.",
+    basis="sbatch stops at an option it does not know (`sbatch: unrecognized option`) and reads "
+    "`#SBATCH` lines word by word without a shell, so the job would not be submitted, or not as "
+    "written.",
+    failing='target slurm {\n  extra_directives = ["--mail-typ=END"]\n}',
+    fixed='target slurm {\n  extra_directives = ["--mail-type=END"]\n}',
+)
+def slurm_extra_directives(plan: Plan) -> Iterator[Finding]:
+    yield from _extra_directives(plan, managed=False)
+
+
+@rule(
+    "SPK543",
+    "error",
+    "extra #SBATCH directive that spark writes from the spec",
+    checks="`extra_directives` in `target slurm` names an option job.sbatch writes itself or that "
+    "contradicts it: `--nodes`, `--ntasks`, `--ntasks-per-node`, `--gpus`, `--gpus-per-node`, `--gres`, "
+    "`--exclusive`, `--time`, `--partition`, `--account`, `--qos`, `--job-name`, `--output`, "
+    "`--error`, `--constraint`, `--reservation`, `--exclude`, `--array`.",
+    basis="sbatch takes the last of repeated options, so an extra `--nodes` or `--time` would "
+    "silently replace the spec's; `--output`/`--error` move the log the job reports to, and "
+    "`--array` would start the deployment several times. The spec's own keys set these.",
+    failing='target slurm {\n  extra_directives = ["--time=8:00:00"]\n}',
+    fixed="target slurm {\n  time = 8h\n}",
+)
+def slurm_managed_directives(plan: Plan) -> Iterator[Finding]:
+    yield from _extra_directives(plan, managed=True)
+
+
+def _extra_directives(plan: Plan, managed: bool) -> Iterator[Finding]:
+    setting = _setting(plan, "slurm", "extra_directives")
+    if setting is None:
+        return
+    for text in setting.value:
+        reason = sbatch_options.problem(text)
+        name = sbatch_options.option_name(text)
+        if reason is None or (name in sbatch_options.MANAGED) != managed:
+            continue
+        from difflib import get_close_matches  # only on a finding: difflib stays off the cold check path
+
+        near = get_close_matches(name or text.lstrip("-"), sorted(sbatch_options.SBATCH_OPTIONS), n=1)
+        hint = (
+            f"set it with `target slurm`'s own keys or the deployment's settings, and remove `{text}`"
+            if managed
+            else "write `--OPTION=VALUE` with one of sbatch's options" + (f", e.g. `--{near[0]}`" if near else "")
+        )
+        yield Finding(
+            f"extra directive {_shown(text)}: {reason}",
+            Resolved.from_setting(setting),
+            hint,
+            label="spark writes this" if managed else "not an sbatch directive",
+        )
 
 
 @rule(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch, Pool
 from spark_dsl.schema import KeySpec, Kind
-from spark_dsl.targets import node_address, placeholders, ports, staging
+from spark_dsl.targets import node_address, placeholders, ports, sbatch_options, staging
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, api_launches, is_vllm
 from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell import secret_checks
@@ -46,6 +46,7 @@ def render(job: Job) -> str:
         value = job.setting(key)
         if value:
             directives.append(_directive(key, value))
+    directives += _scheduling(job)
     directives.append(_directive("output", job.setting("output")))
     header = job.header(
         f"Submit with `sbatch {FILE_NAME}` from a folder where the output's folder exists ({job.setting('output')}).",
@@ -70,6 +71,24 @@ def render(job: Job) -> str:
     lines += _wait_ready(job)
     lines += _wait_end()
     return "\n".join(lines) + "\n"
+
+
+def _scheduling(job: Job) -> list[str]:
+    """Node features, a reservation, excluded nodes and the spec's extra directives (checked by
+    SPK541-SPK543 first; refused here too, so no value can end or add an `#SBATCH` line)."""
+    out = []
+    for key in ("constraint", "reservation", "exclude"):
+        value = job.setting(key)
+        if value:
+            if not sbatch_options.safe_value(value):
+                raise TargetError(f"`{key}` holds a character that cannot go into an #SBATCH line", code="SPK541")
+            out.append(_directive(key, value))
+    for text in job.setting("extra_directives") or ():
+        reason = sbatch_options.problem(text)
+        if reason:
+            raise TargetError(f"extra directive {text!r}: {reason}", code="SPK542")
+        out.append(f"#SBATCH {text}")
+    return out
 
 
 def _address_note(job: Job) -> str:
@@ -234,6 +253,14 @@ TARGET = Target(
         KeySpec("partition", Kind.STRING, "Slurm partition"),
         KeySpec("account", Kind.STRING, "Slurm account"),
         KeySpec("qos", Kind.STRING, "Slurm quality of service"),
+        KeySpec("constraint", Kind.STRING, 'node features the job needs (`--constraint`), e.g. `"h100&ib"`'),
+        KeySpec("reservation", Kind.STRING, "Slurm reservation to run in (`--reservation`)"),
+        KeySpec("exclude", Kind.STRING, 'nodes not to use (`--exclude`, a host list), e.g. `"node[1-2]"`'),
+        KeySpec(
+            "extra_directives",
+            Kind.STRING_LIST,
+            'more `#SBATCH` options, e.g. `["--mail-type=END"]`: sbatch\'s own, not those spark writes',
+        ),
         # The job script, SPK506 and SPK508 read this default (rules through this declaration).
         KeySpec("time", Kind.DURATION, "time limit", fallback=4 * 3600),
         KeySpec(

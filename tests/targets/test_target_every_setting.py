@@ -140,6 +140,11 @@ VALUES: dict[str, Callable[[Path], Any]] = {
     "target.slurm.account": lambda c: "0o21",
     "target.slurm.qos": lambda c: "nil.0",
     "target.slurm.output": lambda c: "logs/0o22-%x.out",
+    # Slurm's operators and host lists (SPK541), sbatch's own options (SPK542, SPK543), YAML-typed.
+    "target.slurm.constraint": lambda c: "6e3&ib|[a*2]",
+    "target.slurm.reservation": lambda c: "7e3,0o23",
+    "target.slurm.exclude": lambda c: "node[1-2],8e3",
+    "target.slurm.extra_directives": lambda c: ["--comment=9e3", "--mail-type=END,FAIL"],
     "target.kubernetes.namespace": lambda c: "2e3",
     "target.kubernetes.labels": lambda c: {"example.com/tier": "3e3"},
     "target.kubernetes.node_selector": lambda c: {"example.com/gpu": "Off"},
@@ -597,8 +602,10 @@ def test_job_sbatch_passes_every_byte_to_srun(every: Every, name: str) -> None:
     if name == "every":
         script = (every.out / name / "job.sbatch").read_text(encoding="utf-8")
         directives = [line for line in script.splitlines() if line.startswith("#SBATCH")]
-        for key in ("partition", "account", "qos", "output"):
+        for key in ("partition", "account", "qos", "output", "constraint", "reservation", "exclude"):
             assert f"#SBATCH --{key}={val['target.slurm.' + key]}" in directives
+        for extra in val["target.slurm.extra_directives"]:
+            assert f"#SBATCH {extra}" in directives
 
 
 def test_compose_config_reads_back_every_value(every: Every) -> None:
