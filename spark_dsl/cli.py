@@ -632,7 +632,6 @@ def build(
     out_dir, root = _build_places(result, paths, out_dir, root)
     try:
         from spark_dsl.cli_options import current
-        from spark_dsl.targets import writer
         from spark_dsl.targets.build import build as render_outputs
 
         # Deployments with errors, and those `-d` left out, keep whatever folders they had.
@@ -652,44 +651,68 @@ def build(
             return outcome, _build_scope(result, paths, root)
 
         if check or show_diff:
-            from spark_dsl.targets import stale
-
-            outcome, scope = render()
-            try:
-                changes, problems = writer.check(out_dir, outcome.outputs, outcome.held, scope, take_over)
-            except writer.OutputError as err:
-                changes, problems = [], err.problems
-            emit_diagnostics(result, fmt, no_color, output_errors=len(problems), dry=True)
-            # Text and GitHub output keep stdout for the log; JSON and SARIF keep it for their document.
-            stream = sys.stdout if fmt in ("text", "github") else sys.stderr
-            if fmt == "github":
-                stream.write(stale.github(changes, stale.build_command(paths, out_dir)))
-            if show_diff:
-                stream.write(stale.diff(changes))
-            elif fmt != "github":
-                stream.writelines(f"would change {change}\n" for change in changes)
-            _report_output_problems(problems)
-            sys.exit(EXIT_ERRORS if changes or problems else exit_code(result, deny))
-        rendered = False
-        try:  # each deployment is staged as it is rendered, so only its names and hashes stay in memory
-            with writer.open_build(
-                out_dir,
-                take_over,
-                on_wait=lambda: click.echo(f"spark: waiting for another build of {out_dir} to finish", err=True),
-            ) as staging:
-                outcome, scope = render(staging.stage)
-                rendered = True
-                report = staging.commit(outcome.held, scope)
-        except writer.OutputError as err:
-            if not rendered:  # the output folder stopped the build first: its diagnostics still count
-                render()
-            emit_diagnostics(result, fmt, no_color, output_errors=len(err.problems))
-            _report_output_problems(err.problems)
-            sys.exit(EXIT_ERRORS)
-        emit_diagnostics(result, fmt, no_color)
-        if not current().quiet:
-            for line in report:
-                click.echo(f"spark: {line}", err=True)
+            _build_dry(result, render, out_dir, paths, take_over, show_diff, fmt, no_color, deny)
+        _build_write(result, render, out_dir, take_over, fmt, no_color)
     except Exception as err:  # a bug becomes exit 3 with the file's name, never a traceback
         _internal_failure(err)
     sys.exit(exit_code(result, deny))
+
+
+def _build_dry(
+    result: Any,
+    render: Any,
+    out_dir: Path,
+    paths: tuple[str, ...],
+    take_over: bool,
+    show_diff: bool,
+    fmt: str,
+    no_color: bool,
+    deny: tuple[str, ...],
+) -> NoReturn:
+    """`spark build --check` / `--diff`: list what a build would change, write nothing, exit."""
+    from spark_dsl.targets import stale, writer
+
+    outcome, scope = render()
+    try:
+        changes, problems = writer.check(out_dir, outcome.outputs, outcome.held, scope, take_over)
+    except writer.OutputError as err:
+        changes, problems = [], err.problems
+    emit_diagnostics(result, fmt, no_color, output_errors=len(problems), dry=True)
+    # Text and GitHub output keep stdout for the log; JSON and SARIF keep it for their document.
+    stream = sys.stdout if fmt in ("text", "github") else sys.stderr
+    if fmt == "github":
+        stream.write(stale.github(changes, stale.build_command(paths, out_dir)))
+    if show_diff:
+        stream.write(stale.diff(changes))
+    elif fmt != "github":
+        stream.writelines(f"would change {change}\n" for change in changes)
+    _report_output_problems(problems)
+    sys.exit(EXIT_ERRORS if changes or problems else exit_code(result, deny))
+
+
+def _build_write(result: Any, render: Any, out_dir: Path, take_over: bool, fmt: str, no_color: bool) -> None:
+    """Stage each deployment as it is rendered (only its names and hashes stay in memory), then
+    swap the folders in; an output folder that stops the build is exit 1 with its problems."""
+    from spark_dsl.cli_options import current
+    from spark_dsl.targets import writer
+
+    rendered = False
+    try:
+        with writer.open_build(
+            out_dir,
+            take_over,
+            on_wait=lambda: click.echo(f"spark: waiting for another build of {out_dir} to finish", err=True),
+        ) as staging:
+            outcome, scope = render(staging.stage)
+            rendered = True
+            report = staging.commit(outcome.held, scope)
+    except writer.OutputError as err:
+        if not rendered:  # the output folder stopped the build first: its diagnostics still count
+            render()
+        emit_diagnostics(result, fmt, no_color, output_errors=len(err.problems))
+        _report_output_problems(err.problems)
+        sys.exit(EXIT_ERRORS)
+    emit_diagnostics(result, fmt, no_color)
+    if not current().quiet:
+        for line in report:
+            click.echo(f"spark: {line}", err=True)
