@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from spark_dsl.span import Location
@@ -235,27 +236,39 @@ class Plan:
     pools: tuple[Pool, ...] = ()
     disaggregated: bool = False
     capacity: tuple[CapacityEstimate, ...] = ()
+    # The parts already asked for: each is a pure function of `spec`, and the rules ask for the
+    # same few dozens of times per plan (a memo, not state: nothing a reader sees changes).
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def _part(self, kind: str, label: str | None = None) -> Block:
+        part: Block | None = self._memo.get((kind, label))
+        if part is None:
+            part = self._memo[(kind, label)] = self.spec.block(kind, label)
+        return part
 
     @property
     def serve(self) -> Block:
-        return self.spec.block("serve")
+        return self._part("serve")
 
     @property
     def runtime(self) -> Block:
-        return self.spec.block("runtime")
+        return self._part("runtime")
 
     @property
     def weights(self) -> Block:
-        return self.spec.block("weights")
+        return self._part("weights")
 
     @property
-    def targets(self) -> dict[str, Block]:
+    def targets(self) -> Mapping[str, Block]:
         """The declared targets, by kind, in the order the spec writes them."""
-        return self.spec.labelled("target")
+        declared: Mapping[str, Block] | None = self._memo.get("targets")
+        if declared is None:
+            declared = self._memo["targets"] = MappingProxyType(self.spec.labelled("target"))
+        return declared
 
     def target(self, kind: str) -> Block:
         """The `target KIND` block, or an empty one (so its defaults apply) when not declared."""
-        return self.spec.block("target", kind)
+        return self.targets.get(kind) or self._part("target", kind)
 
     def setting(self, key: str) -> Resolved:
         return self.settings[key]
