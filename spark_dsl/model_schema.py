@@ -40,13 +40,10 @@ REQUIRED = (
 CHECKPOINT_REQUIRED = (("repository", '"org/name"'), ("size", "16GB"))
 
 
-@cache
 def checkpoint_dtypes() -> tuple[str, ...]:
     """The weight formats a checkpoint may have: the catalog schema's `dtype` enum, one list for
     shipped and declared models."""
-    schema = json.loads((catalog.SNAPSHOT.parent / "schema" / "models.schema.json").read_text(encoding="utf-8"))
-    dtypes: list[str] = schema["$defs"]["dtype"]["enum"]
-    return tuple(dtypes)
+    return catalog.weight_formats()
 
 
 @cache

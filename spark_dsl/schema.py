@@ -152,7 +152,12 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
             ),
             KeySpec("nodes", Kind.INTEGER, "nodes", fallback=1, minimum=1),
             KeySpec(
-                "checkpoint", Kind.SYMBOL, "which weights", symbols=cat.recipe.checkpoints, default="by recipe path"
+                "checkpoint",
+                Kind.SYMBOL,
+                "which weights",
+                # The recipe's checkpoints, then every weight format a declared model's may have.
+                symbols=tuple(dict.fromkeys((*cat.recipe.checkpoints, *catalog.weight_formats()))),
+                default="by recipe path",
             ),
             KeySpec(
                 "parallel",

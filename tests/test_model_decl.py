@@ -178,3 +178,20 @@ def test_hostile_head_counts_are_not_factored(tmp_path: Path) -> None:
     spec = "deployment d {\n  model = muse-spark-open\n  accelerator = b200\n  gpus = 96879480126779\n}\n"
     codes = [d.code for d in _run(tmp_path, {"huge.spark": spec}, "huge.spark").diagnostics]
     assert codes == ["SPK219", "SPK220"]
+
+
+def test_a_deployment_picks_any_checkpoint_its_declared_model_has(tmp_path: Path) -> None:
+    # An FP8 export beside the BF16 weights: `checkpoint = fp8` picks it, although no recipe
+    # checkpoint is called that (the key's spellings are every weight format, not the recipe's).
+    with_fp8 = LLAMA.replace(
+        "\n}\n",
+        '\n  checkpoint fp8 {\n    repository = "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8"\n'
+        "    size       = 9_083_000_000B\n  }\n}\n",
+    )
+    spec = DEPLOYMENT.replace("accelerator = h100", "accelerator = h100\n  checkpoint  = fp8")
+    result = _run(tmp_path, {"models/llama.spark": with_fp8, "spec.spark": spec})
+    assert [d.code for d in result.diagnostics] == []
+    (plan,) = result.plans
+    assert plan.checkpoint is not None and plan.checkpoint.repository.endswith("-FP8")
+    (launch,) = result.launches[plan]
+    assert launch.argv[2] == "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8"

@@ -333,6 +333,15 @@ def _recipe(data: dict[str, Any]) -> Recipe:
 
 
 @cache
+def weight_formats() -> tuple[str, ...]:
+    """Every weight format a checkpoint may have (the models schema's `dtype` enum): the
+    spellings of a deployment's `checkpoint`, for shipped and declared models alike."""
+    schema = json.loads((SNAPSHOT.parent / "schema" / "models.schema.json").read_text(encoding="utf-8"))
+    formats: list[str] = schema["$defs"]["dtype"]["enum"]
+    return tuple(formats)
+
+
+@cache
 def load() -> Catalog:
     """The catalog, read once per process from the committed snapshot."""
     data = json.loads(SNAPSHOT.read_text(encoding="utf-8"))

@@ -46,7 +46,7 @@ async def test_hover_on_a_key_shows_its_doc_type_and_resolved_value(editor: Edit
     await editor.open("muse.spark")
     text = await _hover(editor, "muse.spark", 5, 4)  # on `checkpoint`
     assert text.startswith("**checkpoint**: which weights")
-    assert "type: `bf16 | mxfp4 | nvfp4 | bf16-to-mxfp4`" in text
+    assert "type: `bf16 | mxfp4 | nvfp4 | bf16-to-mxfp4 | fp8`" in text
     assert "resolved: `nvfp4` from user (muse.spark:6)" in text
 
 
@@ -105,7 +105,7 @@ async def test_completion_after_checkpoint_offers_its_symbols(editor: Editor) ->
     # The text does not parse while the value is missing; completion must not need it to.
     await editor.open("c.spark", "deployment d {\n  checkpoint = \n}\n")
     labels = await _complete(editor, "c.spark", 1, 15)
-    assert labels == ["bf16", "mxfp4", "nvfp4", "bf16-to-mxfp4"]
+    assert labels == ["bf16", "mxfp4", "nvfp4", "bf16-to-mxfp4", "fp8"]
 
 
 async def test_completion_of_a_partial_symbol_replaces_the_word(editor: Editor) -> None:
