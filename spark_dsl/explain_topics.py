@@ -22,14 +22,20 @@ class Topic:
 
     title: str
     rows: tuple[tuple[str, str], ...]
+    # (fact, where it comes from), listed under the rows: a shipped model's sources.
+    sources: tuple[tuple[str, str], ...] = ()
 
     def text(self) -> str:
         width = max((len(label) for label, _ in self.rows), default=0)
         lines = [self.title, *(f"  {label + ':':<{width + 1}} {value}" for label, value in self.rows)]
+        if self.sources:
+            lines += ["  sources:", *(f"    {fact}: {source}" for fact, source in self.sources)]
         return "\n".join(lines) + "\n"
 
     def markdown(self) -> str:
         lines = [f"## {self.title}", "", *(f"- **{label}**: {value}" for label, value in self.rows)]
+        if self.sources:
+            lines += ["- **sources**:", *(f"  - {fact}: {source}" for fact, source in self.sources)]
         return "\n".join(lines) + "\n"
 
 
@@ -116,6 +122,13 @@ def _model_topic(model: catalog.Model) -> Topic:
     arch = model.architecture
     checkpoints = ", ".join(f"{c.id} ({c.weights_gb:g} GB)" for c in model.checkpoints.values())
     draft = model.draft
+    window = (
+        f"{arch.sliding_window:,} tokens on {arch.sliding_window_layers} of {arch.layers} layers"
+        if arch.sliding_window_layers
+        else "none"
+    )
+    # Muse Spark Open's facts are the recipe's (the catalog cites no page for them).
+    sources = tuple(model.sources.items()) or (("every fact", "the recipe (spark_dsl/catalog/models.yaml)"),)
     return Topic(
         f"model `{model.id}`",
         (
@@ -123,11 +136,19 @@ def _model_topic(model: catalog.Model) -> Topic:
             ("parameters", f"{model.total_params_b:g}B total, {model.active_params_b:g}B active ({arch.kind})"),
             ("context", f"up to {model.max_context:,} tokens"),
             ("modalities", ", ".join(model.modalities)),
-            ("attention", f"{arch.kv_heads} KV heads: tensor parallelism must divide them (SPK219)"),
+            ("layers", f"{arch.layers} layers, hidden size {arch.hidden_size:,}"),
+            (
+                "attention",
+                f"{arch.query_heads} query heads, {arch.kv_heads} KV heads of {arch.head_dim}: tensor "
+                "parallelism must divide the query heads (SPK223) and divide or be a multiple of the KV "
+                "heads (SPK219)",
+            ),
+            ("sliding window", window),
             ("experts", f"{arch.routed_experts} routed, {arch.experts_per_token} per token (SPK220)"),
             ("checkpoints", checkpoints),
             ("draft", "none" if draft is None else f"{draft.name} ({draft.weights_gb:g} GB), {draft.repository}"),
         ),
+        sources,
     )
 
 

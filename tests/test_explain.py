@@ -54,6 +54,21 @@ def test_no_argument_lists_every_code_with_its_title(spark: Callable[..., Any]) 
         ("H200", ["accelerator `h200`", "not validated", "SPK201", "NVFP4 cannot run"]),
         ("muse-spark-open", ["model `muse-spark-open`", "1,048,576 tokens", "16 KV heads", "256 routed"]),
         ("nvfp4", ["checkpoint `nvfp4`", "533 GB", "validated on:    NVIDIA"]),
+        # A shipped model's facts, each with where it comes from (issue 15).
+        (
+            "llama-3-1-8b",
+            [
+                "model `llama-3-1-8b`",
+                "32 layers",
+                "32 query heads, 8 KV heads of 128",
+                "  sources:\n",
+                "    architecture: https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json\n",
+                "    checkpoints.bf16.weights_gb: https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/"
+                "model.safetensors.index.json\n",
+            ],
+        ),
+        ("mistral-7b-v0-1", ["sliding window: 4,096 tokens on 32 of 32 layers"]),
+        ("muse-spark-open", ["  sources:\n    every fact: the recipe (spark_dsl/catalog/models.yaml)"]),
     ],
 )
 def test_a_key_block_accelerator_model_or_checkpoint_is_explained(
