@@ -26,7 +26,9 @@ from spark_dsl.targets import kubernetes_budget as budget
 from spark_dsl.targets.kubernetes_scheduling import EFFECTS
 from spark_dsl.values import Setting
 
-_K8S = "target kubernetes {\n  gpu_budget = 48\n"
+# Two B200 nodes per replica (16 GPUs), as the budget fixtures use.
+_TWO_NODES = "nodes       = 2\nparallel    = dp(2) + tp + ep\n"
+_K8S = _TWO_NODES + "target kubernetes {\n  gpu_budget = 48\n"
 
 
 def _body(plan: Plan) -> Block | None:
@@ -90,8 +92,8 @@ def _label_value(text: str) -> str:
     basis="Kubernetes validates label keys and values this way; the monitor's labels are what the "
     "Prometheus's `podMonitorSelector`/`serviceMonitorSelector` matches, node affinity and "
     "topology spread match node labels, and a toleration's key is a taint's key.",
-    failing='target kubernetes {\n  metrics {\n    labels {\n      release = "kube prometheus"',
-    fixed='target kubernetes {\n  metrics {\n    labels {\n      release = "kube-prometheus"',
+    failing='target kubernetes {\n  metrics {\n    labels {\n      release = "kube prometheus"\n    }\n  }\n}',
+    fixed='target kubernetes {\n  metrics {\n    labels {\n      release = "kube-prometheus"\n    }\n  }\n}',
 )
 def pack_labels(plan: Plan) -> Iterator[Finding]:
     for where, values, key, setting in _label_maps(plan):
@@ -136,8 +138,8 @@ def _budget_note(body: Block) -> tuple[tuple[str, Resolved | None], ...]:
     "of `gpus` GPUs, need more than `gpu_budget` GPUs.",
     basis="Replicas past the budget stay Pending: the autoscaler asks for them and never reaches "
     "its maximum, while its status says it is scaling (docs/production.md, Budget).",
-    failing=_K8S + "  autoscale {\n    max = 4",
-    fixed=_K8S + "  autoscale {\n    max = 3",
+    failing=_K8S + "  metrics {}\n  autoscale {\n    max = 4\n  }\n}",
+    fixed=_K8S + "  metrics {}\n  autoscale {\n    max = 3\n  }\n}",
 )
 def autoscale_over_budget(plan: Plan) -> Iterator[Finding]:
     body, limit = _body(plan), budget.budget(plan)
@@ -167,8 +169,8 @@ def autoscale_over_budget(plan: Plan) -> Iterator[Finding]:
     checks="`autoscale { min = A, max = B }` of `target kubernetes` with A > B.",
     basis="The HorizontalPodAutoscaler API and KEDA's ScaledObject (its CRD's CEL rule) refuse a "
     "minimum above the maximum: `kubectl apply` fails.",
-    failing="target kubernetes {\n  autoscale {\n    min = 4\n    max = 2",
-    fixed="target kubernetes {\n  autoscale {\n    min = 2\n    max = 2",
+    failing="target kubernetes {\n  metrics {}\n  autoscale {\n    min = 4\n    max = 2\n  }\n}",
+    fixed="target kubernetes {\n  metrics {}\n  autoscale {\n    min = 2\n    max = 2\n  }\n}",
 )
 def autoscale_min_above_max(plan: Plan) -> Iterator[Finding]:
     if _body(plan) is None or not budget.autoscaled(plan):
@@ -192,8 +194,8 @@ def autoscale_min_above_max(plan: Plan) -> Iterator[Finding]:
     checks="`replicas = N` of `target kubernetes` (without `autoscale`): N replicas, each a group of "
     "`nodes` pods of `gpus` GPUs, need more than `gpu_budget` GPUs.",
     basis="The replicas past the budget stay Pending (docs/production.md, Budget).",
-    failing=_K8S + "  replicas   = 4",
-    fixed=_K8S + "  replicas   = 3",
+    failing=_K8S + "  replicas   = 4\n}",
+    fixed=_K8S + "  replicas   = 3\n}",
 )
 def replicas_over_budget(plan: Plan) -> Iterator[Finding]:
     body, limit = _body(plan), budget.budget(plan)
@@ -278,8 +280,8 @@ def _add_metrics(plan: Plan, at: Resolved | None) -> Fix | None:
     "else `replicas`) plus S more during an update need more than `gpu_budget` GPUs.",
     basis="A surge replica that cannot be scheduled stays Pending and the update never finishes: "
     "the old replicas are kept until the new one is ready (docs/production.md, Rollouts).",
-    failing=_K8S + "  replicas   = 2\n  rollout {\n    surge = 2",
-    fixed=_K8S + "  replicas   = 2\n  rollout {\n    surge = 1",
+    failing=_K8S + "  replicas   = 2\n  rollout {\n    surge = 2\n  }\n}",
+    fixed=_K8S + "  replicas   = 2\n  rollout {\n    surge = 1\n  }\n}",
 )
 def surge_over_budget(plan: Plan) -> Iterator[Finding]:
     body, limit = _body(plan), budget.budget(plan)
@@ -323,8 +325,8 @@ def _object_name(text: str) -> str:
     '`PreferNoSchedule`, `NoExecute` or `""` (any).',
     basis="The API server rejects other names and effects: `kubectl apply` would refuse the pods' "
     "Deployment or LeaderWorkerSet.",
-    failing='target kubernetes {\n  priority_class = "Inference High"',
-    fixed='target kubernetes {\n  priority_class = "inference-high"',
+    failing='target kubernetes {\n  priority_class = "Inference High"\n}',
+    fixed='target kubernetes {\n  priority_class = "inference-high"\n}',
 )
 def scheduling_names(plan: Plan) -> Iterator[Finding]:
     body = plan.target(budget.KIND)

@@ -181,7 +181,7 @@ def containers_by_launch(path: Path, planned: Planned) -> list[tuple[Launch, dic
     for launch in launches:
         pool = next((p for p in plan.pools if p.role == launch.role), None)
         name = plan.name if launch.role == "server" else f"{plan.name}-{launch.role}"
-        (doc,) = [d for d in docs if d["kind"] != "Service" and d["metadata"]["name"] == name]
+        (doc,) = [d for d in docs if d["kind"] in ("Deployment", "LeaderWorkerSet") and d["metadata"]["name"] == name]
         values = {"SPARK_POD_IP": "10.1.1.1"}
         if doc["kind"] == "LeaderWorkerSet":
             assert pool is not None

@@ -150,6 +150,14 @@ VALUES: dict[str, Callable[[Path], Any]] = {
     "target.kubernetes.node_selector": lambda c: {"example.com/gpu": "Off"},
     # A device-plugin resource name is a key of `resources.limits`: a qualified name.
     "target.kubernetes.rdma_resource": lambda c: "rdma/5e3",
+    # The production pack (SPK530, SPK536): object names, label keys and values, a taint effect.
+    "target.kubernetes.priority_class": lambda c: "1e7",
+    "target.kubernetes.service_account": lambda c: "0o25",
+    "target.kubernetes.pull_secrets": lambda c: ["2e7", "null.1"],
+    "target.kubernetes.spread_over": lambda c: "example.com/3e7",
+    "target.kubernetes.tolerations": lambda c: {"example.com/4e7": "NoExecute"},
+    "target.kubernetes.node_affinity": lambda c: {"example.com/5e7": "6e7"},
+    "target.kubernetes.metrics.labels": lambda c: {"example.com/7e7": "8e7"},
 }  # fmt: skip
 
 
@@ -191,6 +199,8 @@ DEPLOYMENTS: dict[str, dict[tuple[str, ...], list[str]]] = {
     # Compose's own model_cache replaces runtime.model_cache there.
     "every-cache": {(): BASE, ("target compose",): []},
     # Prefill/decode with a router, over InfiniBand, with the claim spark creates.
+    # KEDA's trigger, where `autoscale.prometheus` lands (with the monitor its query reads).
+    "every-keda": {(): BASE, ("target kubernetes", "metrics"): [], ("target kubernetes", "autoscale"): ["via = keda"]},
     "every-pd": {
         (): BASE,
         ("disaggregation", "prefill"): ["nodes = 1"],
@@ -207,6 +217,7 @@ PLACES = {
     "runtime.router_image": ("every-pd",),  # only a P/D deployment has a router
     "target.kubernetes.storage_class": ("every-pd",),  # of the claim spark creates
     "target.kubernetes.rdma_resource": ("every-pd",),  # with `fabric = infiniband`
+    "target.kubernetes.autoscale.prometheus": ("every-keda",),  # used with `via = keda` only
 }
 
 
@@ -227,7 +238,11 @@ def places(path: str) -> tuple[str, ...]:
     where = block_path(path)
     if where[0].startswith("target "):
         kind = where[0].removeprefix("target ")
-        return tuple(name for name in DEPLOYMENTS if kind in declared(name) and name not in ("every-cache", "every-pd"))
+        return tuple(
+            name
+            for name in DEPLOYMENTS
+            if kind in declared(name) and name not in ("every-cache", "every-pd", "every-keda")
+        )
     return ("every", "every-apptainer", "every-host")
 
 
