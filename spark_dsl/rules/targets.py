@@ -434,25 +434,39 @@ def _extra_directives(plan: Plan, managed: bool) -> Iterator[Finding]:
     setting = _setting(plan, "slurm", "extra_directives")
     if setting is None:
         return
-    for text in setting.value:
+    items = list(setting.value)
+    for index, text in enumerate(items):
         reason = sbatch_options.problem(text)
         name = sbatch_options.option_name(text)
         if reason is None or (name in sbatch_options.MANAGED) != managed:
             continue
-        from difflib import get_close_matches  # only on a finding: difflib stays off the cold check path
+        if managed:
+            # The fix drops the directive; the spec's own key sets what it meant.
+            rest = items[:index] + items[index + 1 :]
+            hint = f"set it with `target slurm`'s own keys or the deployment's settings, and remove `{text}`"
+        else:
+            from difflib import get_close_matches  # only on a finding: difflib stays off the cold path
 
-        near = get_close_matches(name or text.lstrip("-"), sorted(sbatch_options.SBATCH_OPTIONS), n=1)
-        hint = (
-            f"set it with `target slurm`'s own keys or the deployment's settings, and remove `{text}`"
-            if managed
-            else "write `--OPTION=VALUE` with one of sbatch's options" + (f", e.g. `--{near[0]}`" if near else "")
-        )
+            near = get_close_matches(name or text.lstrip("-"), sorted(sbatch_options.SBATCH_OPTIONS), n=1)
+            value = text.partition("=")[2] if name else ""
+            fixed = f"--{near[0]}" + (f"={value}" if value else "") if near else None
+            usable = fixed is not None and sbatch_options.problem(fixed) is None
+            rest = [*items[:index], fixed, *items[index + 1 :]] if fixed is not None and usable else []
+            hint = "write `--OPTION=VALUE` with one of sbatch's options" + (f", e.g. `{fixed}`" if fixed else "")
         yield Finding(
             f"extra directive {_shown(text)}: {reason}",
             Resolved.from_setting(setting),
             hint,
             label="spark writes this" if managed else "not an sbatch directive",
+            replace_with=_string_list(rest) if rest or managed else None,
         )
+
+
+def _string_list(items: list[str]) -> str | None:
+    """The list as spark text, when every item can be written plainly between double quotes."""
+    if any(not item.isprintable() or '"' in item or "\\" in item for item in items):
+        return None
+    return "[" + ", ".join(f'"{item}"' for item in items) + "]"
 
 
 @rule(

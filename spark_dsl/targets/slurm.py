@@ -253,7 +253,7 @@ TARGET = Target(
         KeySpec("partition", Kind.STRING, "Slurm partition"),
         KeySpec("account", Kind.STRING, "Slurm account"),
         KeySpec("qos", Kind.STRING, "Slurm quality of service"),
-        KeySpec("constraint", Kind.STRING, 'node features the job needs (`--constraint`), e.g. `"h100&ib"`'),
+        KeySpec("constraint", Kind.STRING, 'node features the job needs (`--constraint`), e.g. `"gpu&ib"`'),
         KeySpec("reservation", Kind.STRING, "Slurm reservation to run in (`--reservation`)"),
         KeySpec("exclude", Kind.STRING, 'nodes not to use (`--exclude`, a host list), e.g. `"node[1-2]"`'),
         KeySpec(

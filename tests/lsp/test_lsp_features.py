@@ -130,6 +130,11 @@ async def test_completion_offers_accelerators_models_targets_and_profiles(editor
         "slurm",
         "kubernetes",
         "vllm-config",
+        "smoke",
+        "bench",
+        "smoke-job",
+        "bench-job",
+        "bench-slurm",
     ]
     assert await _complete(editor, "c.spark", 1, 21) == ["common"]
 

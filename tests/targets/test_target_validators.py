@@ -22,7 +22,10 @@ def ids(path: Path) -> str:
 
 def test_targets_hold_every_kind_of_output() -> None:
     names = {p.name for p in TARGETS.glob("*/*")}
-    assert names == {"serve.sh", "compose.yaml", "job.sbatch", "kubernetes.yaml", "vllm-config.yaml"}
+    assert names == {
+        *("serve.sh", "compose.yaml", "job.sbatch", "kubernetes.yaml", "vllm-config.yaml"),
+        *("smoke.sh", "smoke-job.yaml", "bench.sh", "bench.sbatch", "bench-job.yaml"),
+    }
     assert (TARGETS / "manifest.json").is_file()
 
 
