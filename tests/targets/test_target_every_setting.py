@@ -511,6 +511,8 @@ class Every:
                 found |= set(env) | set(env.values())
         if target == "slurm":
             for line in (where / "job.sbatch").read_bytes().splitlines():
+                if line.startswith(b"#SBATCH --"):
+                    found.add(line.removeprefix(b"#SBATCH "))  # an extra directive arrives whole
                 if line.startswith(b"#SBATCH --") and b"=" in line:
                     found.add(line.split(b"=", 1)[1])
         if target == "compose":
