@@ -46,10 +46,16 @@ def divisor_up_to(n: int, most: int) -> int:
     return max(d for d in found if d <= most)
 
 
-# The declared model the TP examples use (Qwen2.5 3B Instruct's config.json: 36 layers, 16 query
-# heads, 2 KV heads of 128), so each fixed example is a whole file that checks clean.
-QWEN_3B = (
-    "model qwen-3b {\n"
+@rule(
+    "SPK223",
+    "error",
+    "tensor-parallel size does not divide the attention heads",
+    checks="The tensor-parallel size must divide the model's query (attention) heads.",
+    basis="vLLM splits the attention heads evenly across TP ranks and refuses to start otherwise "
+    "(`Total number of attention heads must be divisible by tensor parallel size`).",
+    failing="deployment qwen {\n  model       = qwen-3b   # 16 query heads, 2 KV heads\n"
+    "  accelerator = h100\n  gpus        = 6\n}",
+    fixed="model qwen-3b {\n"
     "  layers      = 36\n"
     "  hidden_size = 2048\n"
     "  query_heads = 16\n"
@@ -61,19 +67,12 @@ QWEN_3B = (
     "    size       = 6.2GB\n"
     "  }\n"
     "}\n"
-)
-
-
-@rule(
-    "SPK223",
-    "error",
-    "tensor-parallel size does not divide the attention heads",
-    checks="The tensor-parallel size must divide the model's query (attention) heads.",
-    basis="vLLM splits the attention heads evenly across TP ranks and refuses to start otherwise "
-    "(`Total number of attention heads must be divisible by tensor parallel size`).",
-    failing="deployment qwen {\n  model       = qwen-3b   # 16 query heads, 2 KV heads\n"
-    "  accelerator = h100\n  gpus        = 6\n}",
-    fixed=QWEN_3B + "\ndeployment qwen {\n  model       = qwen-3b\n  accelerator = h100\n  gpus        = 2\n}",
+    "\n"
+    "deployment qwen {\n"
+    "  model       = qwen-3b\n"
+    "  accelerator = h100\n"
+    "  gpus        = 2\n"
+    "}",
     # A TP that does not divide the KV heads does not divide the query heads either: SPK219 says it.
     suppressed_by=("SPK219",),
 )
@@ -114,7 +113,24 @@ def _tp_fix(plan: Plan, pool: Pool, size: int) -> tuple[Resolved, Fix | None]:
     "(vLLM's QKVParallelLinear); the capacity estimate counts each head once per rank that holds it.",
     failing="deployment qwen {\n  model       = qwen-3b   # 2 KV heads\n"
     "  accelerator = h100\n  gpus        = 4   # TP 4\n}",
-    fixed=QWEN_3B + "\ndeployment qwen {\n  model       = qwen-3b\n  accelerator = h100\n  gpus        = 2\n}",
+    fixed="model qwen-3b {\n"
+    "  layers      = 36\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 16\n"
+    "  kv_heads    = 2\n"
+    "  head_dim    = 128\n"
+    "  max_context = 32K\n"
+    "  checkpoint bf16 {\n"
+    '    repository = "Qwen/Qwen2.5-3B-Instruct"\n'
+    "    size       = 6.2GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment qwen {\n"
+    "  model       = qwen-3b\n"
+    "  accelerator = h100\n"
+    "  gpus        = 2\n"
+    "}",
     suppressed_by=("SPK223",),
 )
 def kv_heads_replicated(plan: Plan) -> Iterator[Finding]:
