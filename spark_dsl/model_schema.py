@@ -8,7 +8,6 @@ here. docs/models.md describes the block.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
 from math import gcd
