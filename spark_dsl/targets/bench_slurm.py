@@ -19,6 +19,21 @@ BENCH_TIME = 3600  # an hour: ten rounds of the concurrency, with room for a lon
 OUTPUT = "bench-%j.out"
 
 
+def client_directives(job: Job, role: str, seconds: int, output: str) -> list[str]:
+    """The `#SBATCH` lines of a client job (the benchmark, the smoke check): one task on one node,
+    no GPUs, in the deployment's own partition, account and QOS (`target slurm`), so it lands where
+    the deployment's nodes can be reached."""
+    slurm = job.plan.target("slurm")
+    return [
+        _directive("job-name", f"{job.name}-{role}"),
+        _directive("nodes", 1),
+        _directive("ntasks", 1),
+        _directive("time", slurm_time(seconds)),
+        *(_directive(key, slurm.value(key)) for key in ("partition", "account", "qos") if slurm.value(key)),
+        _directive("output", output),
+    ]
+
+
 def _directive(option: str, value: str | int) -> str:
     text = f"--{option}={value}"
     if not text.isprintable() or any(ch.isspace() for ch in text):
@@ -27,23 +42,19 @@ def _directive(option: str, value: str | int) -> str:
 
 
 def render(job: Job) -> str:
-    plan = job.plan
-    slurm = plan.target("slurm")
-    directives = [
-        _directive("job-name", f"{job.name}-bench"),
-        _directive("nodes", 1),
-        _directive("ntasks", 1),
-        _directive("time", slurm_time(BENCH_TIME)),
-        *(_directive(key, slurm.value(key)) for key in ("partition", "account", "qos") if slurm.value(key)),
-        _directive("output", OUTPUT),
-    ]
     header = job.header(
         bench.summary(job),
         f"Submit with `sbatch {FILE_NAME} HEAD_ADDRESS` (or export {endpoint.ADDRESS}); the summary goes to {OUTPUT}.",
         *bench.usage_lines(FILE_NAME)[1:],
         image=False,
     )
-    lines = ["#!/usr/bin/env bash", *directives, *(f"# {line}" for line in header), *bench.body_lines(plan, FILE_NAME)]
+    directives = client_directives(job, "bench", BENCH_TIME, OUTPUT)
+    lines = [
+        "#!/usr/bin/env bash",
+        *directives,
+        *(f"# {line}" for line in header),
+        *bench.body_lines(job.plan, FILE_NAME),
+    ]
     return "\n".join(lines) + "\n"
 
 

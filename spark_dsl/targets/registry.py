@@ -37,6 +37,7 @@ TARGET_MODULES = (
     "spark_dsl.targets.smoke_job",
     "spark_dsl.targets.bench_job",
     "spark_dsl.targets.bench_slurm",
+    "spark_dsl.targets.smoke_slurm",
 )
 
 

@@ -28,13 +28,20 @@ PIXEL = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
 
-# The helpers every check uses: `call STEP curl-args...` leaves the answer in "$answer".
-_HELPERS = [
-    "fail() {",
-    '  echo "smoke.sh: $*" >&2',
-    "  exit 1",
-    "}",
-    "",
+
+def _helpers(script: str) -> list[str]:
+    """The helpers every check uses: `call STEP curl-args...` leaves the answer in "$answer"."""
+    return [
+        "fail() {",
+        f'  echo "{script}: $*" >&2',
+        "  exit 1",
+        "}",
+        "",
+        *_CALL,
+    ]
+
+
+_CALL = [
     "call() {",
     '  step="$1"',
     "  shift",
@@ -56,33 +63,32 @@ def _chat_body(model: str, content: Any) -> str:
     return json.dumps(body, ensure_ascii=False)
 
 
-def _chat_lines(step: str, body: str) -> list[str]:
+def _chat_lines(step: str, body: str, script: str) -> list[str]:
     return [
         f"call {quote(step)} -X POST -H 'Content-Type: application/json' \\",
         f'  --data-binary {quote(body)} "${{base_url}}/v1/chat/completions"',
         f"compact | grep -qF '\"choices\":[{{' || fail {quote(step + ': the answer has no choices')}",
-        f'echo "smoke.sh: {step}: ok"',
+        f'echo "{script}: {step}: ok"',
     ]
 
 
-def render(job: Job) -> str:
+def summary(job: Job) -> str:
+    return f"Smoke check of {job.name}: lists the models, sends a chat completion" + (
+        " and one with an image." if endpoint.takes_images(job.plan) else "."
+    )
+
+
+def body_lines(job: Job, script: str) -> list[str]:
+    """The checks, in POSIX sh, after the script's header: what smoke.sh and smoke.sbatch run."""
     plan = job.plan
     name = endpoint.served_name(plan)
     key = endpoint.api_key(plan)
     # The answer's JSON compacted (no whitespace) holds `"id":"NAME"`, NAME compacted too.
     listed = "".join(('"id":' + json.dumps(name, ensure_ascii=False)).split())
-    header = job.header(
-        f"Smoke check of {job.name}: lists the models, sends a chat completion"
-        + (" and one with an image." if endpoint.takes_images(plan) else "."),
-        f"Usage: smoke.sh ADDRESS   (or set {endpoint.ADDRESS}); the port is {endpoint.PORT}, else the spec's.",
-        image=False,
-    )
     lines = [
-        "#!/bin/sh",
-        *(f"# {line}" for line in header),
         "set -eu",
         "",
-        *endpoint.address_lines(plan, FILE_NAME),
+        *endpoint.address_lines(plan, script),
         *([endpoint.key_check(key)] if key else []),
         "",
         "umask 077",
@@ -91,21 +97,30 @@ def render(job: Job) -> str:
         'trap \'rm -f "$answer" "$headers"\' EXIT',
         *([f'printf \'Authorization: Bearer %s\\n\' "${{{key.env_name}}}" >"$headers"'] if key else []),
         "",
-        *_HELPERS,
+        *_helpers(script),
         "",
         'call "list models" "${base_url}/v1/models"',
         f"compact | grep -qF {quote(listed)} \\",
         f'  || fail {quote(f"list models: {name} is not served at")}" ${{base_url}}: $(head -c 500 "$answer")"',
-        'echo "smoke.sh: list models: ok"',
-        *_chat_lines("chat completion", _chat_body(name, "Reply with one word: ready?")),
+        f'echo "{script}: list models: ok"',
+        *_chat_lines("chat completion", _chat_body(name, "Reply with one word: ready?"), script),
     ]
     if endpoint.takes_images(plan):
         parts = [
             {"type": "text", "text": "What colour is this image?"},
             {"type": "image_url", "image_url": {"url": PIXEL}},
         ]
-        lines += _chat_lines("chat completion with an image", _chat_body(name, parts))
-    return "\n".join(lines) + "\n"
+        lines += _chat_lines("chat completion with an image", _chat_body(name, parts), script)
+    return lines
+
+
+def render(job: Job) -> str:
+    header = job.header(
+        summary(job),
+        f"Usage: smoke.sh ADDRESS   (or set {endpoint.ADDRESS}); the port is {endpoint.PORT}, else the spec's.",
+        image=False,
+    )
+    return "\n".join(["#!/bin/sh", *(f"# {line}" for line in header), *body_lines(job, FILE_NAME)]) + "\n"
 
 
 TARGET = Target(

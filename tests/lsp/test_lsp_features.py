@@ -135,6 +135,7 @@ async def test_completion_offers_accelerators_models_targets_and_profiles(editor
         "smoke-job",
         "bench-job",
         "bench-slurm",
+        "smoke-slurm",
     ]
     assert await _complete(editor, "c.spark", 1, 21) == ["common"]
 

@@ -199,3 +199,45 @@ def test_the_smoke_jobs_command_runs_the_same_checks(tmp_path: Path, openai_stub
         ("/v1/chat/completions", True),
     ]
     assert server.records[2].content_types == ["text", "image_url"]
+
+
+# ---- the Slurm batch job ------------------------------------------------------------------------
+
+
+def _sbatch(tmp_path: Path) -> Path:
+    text = SPEC.replace("MODALITIES", "[text, image]").replace(
+        "  target smoke {}\n", '  target slurm { partition = "gpu" }\n  target smoke-slurm {}\n'
+    )
+    return build(tmp_path, text).parent / "smoke.sbatch"
+
+
+def test_smoke_sbatch_passes_shellcheck_and_asks_for_one_task(tmp_path: Path) -> None:
+    script = _sbatch(tmp_path)
+    v.shellcheck(script).check()
+    text = script.read_text()
+    for line in ("#SBATCH --job-name=muse-smoke-smoke", "#SBATCH --ntasks=1", "#SBATCH --partition=gpu"):
+        assert line + "\n" in text
+
+
+@pytest.mark.slurm
+def test_smoke_sbatch_runs_on_slurm_against_the_endpoint(tmp_path: Path, openai_stub, spec_cluster) -> None:
+    script = _sbatch(tmp_path)
+    assert spec_cluster.test_only(str(script)).ok
+    server = openai_stub("muse-spark-vision", api_key=KEY)
+    env = {
+        **{k: val for k, val in os.environ.items() if k not in ("VLLM_API_KEY", "SPARK_API_ADDRESS")},
+        "VLLM_API_KEY": KEY,
+        "SPARK_API_PORT": str(server.port),
+        # A batch script runs on node1, this host: the endpoint is on loopback.
+        "SPARK_API_ADDRESS": "127.0.0.1",
+    }
+    job = spec_cluster.run_job(script, env=env, timeout=120, cwd=tmp_path)
+    output = job.stdout_path.read_text() if job.stdout_path else ""
+    assert job.ok, (job, output)
+    assert "smoke.sbatch: chat completion with an image: ok" in output
+    assert [(r.method, r.path) for r in server.records] == [
+        ("GET", "/v1/models"),
+        ("POST", "/v1/chat/completions"),
+        ("POST", "/v1/chat/completions"),
+    ]
+    assert all(r.auth_ok for r in server.records)

@@ -37,6 +37,7 @@ BUILT_IN = (
     "smoke-job",
     "bench-job",
     "bench-slurm",
+    "smoke-slurm",
 )
 
 

@@ -28,4 +28,4 @@ def test_output_matches_snapshot(deployment: str, file_name: str, snapshot) -> N
 
 def test_every_spec_deployment_builds_something() -> None:
     assert len(OUTPUTS) == 15
-    assert len(CASES) == 48
+    assert len(CASES) == 49

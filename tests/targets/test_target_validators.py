@@ -24,7 +24,7 @@ def test_targets_hold_every_kind_of_output() -> None:
     names = {p.name for p in TARGETS.glob("*/*")}
     assert names == {
         *("serve.sh", "compose.yaml", "job.sbatch", "kubernetes.yaml", "vllm-config.yaml"),
-        *("smoke.sh", "smoke-job.yaml", "bench.sh", "bench.sbatch", "bench-job.yaml"),
+        *("smoke.sh", "smoke-job.yaml", "bench.sh", "bench.sbatch", "bench-job.yaml", "smoke.sbatch"),
     }
     assert (TARGETS / "manifest.json").is_file()
 
