@@ -130,6 +130,29 @@ def _budget_note(body: Block) -> tuple[tuple[str, Resolved | None], ...]:
     return (("the budget is set here", _written(body, budget.BUDGET.name)),)
 
 
+def _over_budget(
+    message: str, at: Resolved | None, where: tuple[Block, Block, str], cost: budget.Cost, count: int, limit: int
+) -> Finding:
+    """SPK531's and SPK533's finding: `count` replicas cost more than the budget; the help (and
+    the fix, where `key` is written in `block`) is the most that fit. `where` is (the target's
+    body, the block holding the key, the key)."""
+    body, block, key = where
+    most = cost.most(limit)
+    fits = (
+        f"`{key} = {most}` is the most that fits ({cost.spelled(most)})"
+        if most >= 1
+        else "not one replica fits: raise `gpu_budget`"
+    )
+    return Finding(
+        message,
+        at,
+        fits,
+        label=f"needs {count * cost.replica} GPUs",
+        replace_with=str(most) if most >= 1 and block.setting(key) is not None else None,
+        notes=_budget_note(body),
+    )
+
+
 @rule(
     "SPK531",
     "error",
@@ -150,15 +173,13 @@ def autoscale_over_budget(plan: Plan) -> Iterator[Finding]:
     cost = budget.cost(plan)
     if high * cost.replica <= limit:
         return
-    most = cost.most(limit)
-    fits = f"`max = {most}` is the most that fits" if most >= 1 else "not one replica fits: raise `gpu_budget`"
-    yield Finding(
+    yield _over_budget(
         f"autoscale max {cost.spelled(high)} > budget {limit}",
         _written(scale, "max") or scale.header("autoscale"),
-        f"{fits} ({cost.spelled(most)})" if most >= 1 else fits,
-        label=f"needs {high * cost.replica} GPUs",
-        replace_with=str(most) if most >= 1 and scale.setting("max") is not None else None,
-        notes=_budget_note(body),
+        (body, scale, "max"),
+        cost,
+        high,
+        limit,
     )
 
 
@@ -204,16 +225,13 @@ def replicas_over_budget(plan: Plan) -> Iterator[Finding]:
     count, cost = int(body.value("replicas")), budget.cost(plan)
     if count * cost.replica <= limit:
         return
-    most = cost.most(limit)
-    yield Finding(
+    yield _over_budget(
         f"{cost.spelled(count)} > budget {limit}",
         _written(body, "replicas") or _written(body, budget.BUDGET.name),
-        f"`replicas = {most}` is the most that fits ({cost.spelled(most)})"
-        if most >= 1
-        else "not one replica fits: raise `gpu_budget`",
-        label=f"needs {count * cost.replica} GPUs",
-        replace_with=str(most) if most >= 1 and body.setting("replicas") is not None else None,
-        notes=_budget_note(body),
+        (body, body, "replicas"),
+        cost,
+        count,
+        limit,
     )
 
 
