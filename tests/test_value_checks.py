@@ -177,3 +177,30 @@ def test_a_model_cache_a_mount_list_would_split_is_an_error(spark, tmp_path: Pat
 
 def test_a_model_cache_with_separators_is_fine_where_nothing_splits_it(spark, tmp_path: Path) -> None:
     assert_clean(spark, tmp_path, spec(runtime='model_cache = "/data/a,b:c"', targets="target compose {}"))
+
+
+# ---- durations a platform takes as "none at all" -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("targets", "key", "default"),
+    [
+        # Prometheus refuses a zero scrape interval.
+        ("target kubernetes { metrics { interval = 0s } }", "interval", "30s"),
+        # The job would give up on /health before its first poll.
+        ("target slurm { ready_timeout = 0s }", "ready_timeout", "45m"),
+        # `timeout 0` runs the download without any limit.
+        ("target slurm {}\n  weights { download = true\n download_timeout = 0s }", "download_timeout", "2h"),
+    ],
+)
+def test_a_zero_duration_is_an_error_whose_fix_is_the_default(
+    spark, tmp_path: Path, targets: str, key: str, default: str
+) -> None:
+    d = assert_error(spark, tmp_path, spec(targets=targets), "SPK105")
+    assert d["message"] == f"`{key}` must be at least 1s, found `0s`"
+    assert d["help"] == "use a value from 1s up"
+    (fix,) = d["fixes"]
+    assert [e["text"] for e in fix["edits"]] == [default]
+    result = check(spark, tmp_path, (tmp_path / "muse.spark").read_text(), "--fix", "--unsafe-fixes")
+    assert result.returncode == 0, result.stdout
+    assert f"{key} = {default}" in (tmp_path / "muse.spark").read_text()

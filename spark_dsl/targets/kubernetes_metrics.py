@@ -38,7 +38,8 @@ METRICS = BlockSpec(
             symbols=MONITORS,
             fallback="pod",
         ),
-        "interval": KeySpec("interval", Kind.DURATION, "scrape interval", fallback=30),
+        # Prometheus refuses a zero scrape interval.
+        "interval": KeySpec("interval", Kind.DURATION, "scrape interval", fallback=30, minimum=1),
         "dashboard": KeySpec(
             "dashboard",
             Kind.BOOL,

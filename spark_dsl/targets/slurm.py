@@ -271,7 +271,8 @@ TARGET = Target(
             fallback="none",
         ),
         KeySpec("output", Kind.STRING, "job output file", fallback="logs/%x-%j.out"),
-        KeySpec("ready_timeout", Kind.DURATION, "how long to wait for /health", fallback=45 * 60),
+        # Zero would give up before the first /health poll.
+        KeySpec("ready_timeout", Kind.DURATION, "how long to wait for /health", fallback=45 * 60, minimum=1),
     ),
     executable=True,
 )

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from spark_dsl.diagnostics import Fix
-from spark_dsl.schema import KeySpec
+from spark_dsl.schema import KeySpec, Kind
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
 from spark_dsl.typecheck.context import Context
-from spark_dsl.units import UnitError, accepted_suffixes, read_quantity
+from spark_dsl.units import UnitError, accepted_suffixes, format_duration, read_quantity
 
 # The largest integer a float (and a JSON reader) holds exactly: every integer setting stays at
 # or below it, so the plan's float arithmetic can neither overflow nor round a value.
@@ -45,27 +45,42 @@ def read_integer(ctx: Context, key: KeySpec, value: ast.Value) -> int:
 def in_range(ctx: Context, key: KeySpec, number: int, value: ast.Value) -> int:
     text = value.text if isinstance(value, (ast.Number, ast.Quantity)) else str(number)
     # The fix: the key's default when it is a number in range, else the nearest bound.
-    default = int(key.default) if key.default.isdigit() else None
+    default = _default_number(key)
+    low, high = _spelled(key, key.minimum), _spelled(key, key.maximum)
     if key.minimum is not None and number < key.minimum:
-        fixed = str(default if default is not None and default >= key.minimum else key.minimum)
+        fixed = _spelled(key, default if default is not None and default >= key.minimum else key.minimum)
         ctx.error(
             "SPK105",
-            f"`{key.name}` must be at least {key.minimum}, found `{text}`",
+            f"`{key.name}` must be at least {low}, found `{text}`",
             value.span,
-            help=f"use a value from {key.minimum}" + (f" to {key.maximum}" if key.maximum is not None else " up"),
+            help=f"use a value from {low}" + (f" to {high}" if key.maximum is not None else " up"),
             fixes=(ctx.rewrite(f"write `{fixed}`", value, fixed),),
         )
     if key.maximum is not None and number > key.maximum:
-        fixed = str(default if default is not None and default <= key.maximum else key.maximum)
+        fixed = _spelled(key, default if default is not None and default <= key.maximum else key.maximum)
         ctx.error(
             "SPK105",
-            f"`{key.name}` must be at most {key.maximum}, found `{text}`",
+            f"`{key.name}` must be at most {high}, found `{text}`",
             value.span,
-            help=f"use a value from {key.minimum or 0} to {key.maximum}, e.g. `{fixed}`",
+            help=f"use a value from {_spelled(key, key.minimum or 0)} to {high}, e.g. `{fixed}`",
             fixes=(ctx.rewrite(f"write `{fixed}`", value, fixed),),
         )
     below_ceiling(ctx, key.name, number, text, value.span)
     return number
+
+
+def _default_number(key: KeySpec) -> int | None:
+    """The key's default as a number: a duration's fallback in seconds, else a default written in digits."""
+    if key.kind is Kind.DURATION:
+        return key.fallback if isinstance(key.fallback, int) else None
+    return int(key.default) if key.default.isdigit() else None
+
+
+def _spelled(key: KeySpec, number: int | None) -> str:
+    """A bound or fix as the key is written: a duration with its unit (`30s`), else the number."""
+    if number is not None and key.kind is Kind.DURATION:
+        return format_duration(number)
+    return str(number)
 
 
 def below_ceiling(ctx: Context, name: str, number: int, text: str, span: Span) -> None:
