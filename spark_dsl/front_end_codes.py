@@ -300,7 +300,7 @@ CODES = [
         "SPK121",
         "error",
         "bad call arguments",
-        "A call such as `dp(N)`, `tp(N)`, `dspark(...)`, `secret(...)`, `env(...)`, `pvc(...)` or "
+        "A call such as `dp(N)`, `tp(N)`, `pp(N)`, `dspark(...)`, `secret(...)`, `env(...)`, `pvc(...)` or "
         "`hostpath(...)` has missing, surplus, unknown or mistyped arguments.",
         _LANG,
         "parallel = dp + tp\nnodes = 2\nserve { api_key = secret(vllm-key) }",
@@ -310,9 +310,9 @@ CODES = [
         "SPK122",
         "error",
         "bad parallelism",
-        "`parallel` combines `tp`, `tp(N)`, `ep` and `dp(N)` with `+`, each at most once, or is `auto` alone.",
+        "`parallel` combines `tp`, `tp(N)`, `pp(N)`, `ep` and `dp(N)` with `+`, each at most once, or is `auto` alone.",
         _LANG,
-        "parallel = tp + pp",
+        "parallel = tp + cp",
         "parallel = tp + ep",
     ),
     CodeDoc(

@@ -92,7 +92,7 @@ _KIND_VALUES = {
     Kind.STRING: 'a string, `"..."`',
     Kind.MODEL: "",
     Kind.FRACTION: "a number in (0, 1]",
-    Kind.PARALLEL: "`tp`, `tp(N)`, `ep`, `dp(N)` joined by `+`; or `auto`",
+    Kind.PARALLEL: "`tp`, `tp(N)`, `pp(N)`, `ep`, `dp(N)` joined by `+`; or `auto`",
     Kind.SPECULATIVE: "`none`, `dspark`, `dspark(adaptive)`, `dspark(tokens = N)`, `auto`",
     Kind.SECRET: '`secret("name")` or `env("NAME")`, never a literal',
     Kind.VOLUME: '`pvc("name")`, `hostpath("/path")` or `emptydir`',

@@ -162,7 +162,7 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
             KeySpec(
                 "parallel",
                 Kind.PARALLEL,
-                "a combination of `tp`, `tp(N)`, `ep`, `dp(N)`; or `auto`",
+                "a combination of `tp`, `tp(N)`, `pp(N)`, `ep`, `dp(N)`; or `auto`",
                 default="by recipe path",
             ),
             KeySpec(
@@ -276,7 +276,14 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
                         default="false: vLLM downloads on start",
                         fallback=False,
                     ),
-                    KeySpec("download_timeout", Kind.DURATION, "time budget of the download step", fallback=2 * 3600),
+                    KeySpec(
+                        # `timeout 0` runs without a limit: zero is no budget at all.
+                        "download_timeout",
+                        Kind.DURATION,
+                        "time budget of the download step",
+                        fallback=2 * 3600,
+                        minimum=1,
+                    ),
                 ),
             ),
             "disaggregation": BlockSpec(

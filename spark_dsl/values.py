@@ -23,10 +23,11 @@ class Origin:
 
 @dataclass(frozen=True, slots=True)
 class Parallel:
-    """`tp`, `tp(N)`, `ep`, `dp(N)` combined, or `auto`.
+    """`tp`, `tp(N)`, `pp(N)`, `ep`, `dp(N)` combined, or `auto`.
 
     `tp` is None when the user wrote plain `tp` (TP = GPUs per node) or left
-    it out entirely (`has_tp` tells which).
+    it out entirely (`has_tp` tells which). `pp` is the pipeline stages, None
+    when unwritten (one stage).
     """
 
     tp: int | None = None
@@ -34,6 +35,7 @@ class Parallel:
     ep: bool = False
     dp: int | None = None
     auto: bool = False
+    pp: int | None = None
 
     def spelled(self) -> str:
         if self.auto:
@@ -43,6 +45,8 @@ class Parallel:
             terms.append(f"dp({self.dp})")
         if self.has_tp:
             terms.append("tp" if self.tp is None else f"tp({self.tp})")
+        if self.pp is not None:
+            terms.append(f"pp({self.pp})")
         if self.ep:
             terms.append("ep")
         return " + ".join(terms)

@@ -42,6 +42,7 @@ NO_SINGLE_EDIT = {
     "SPK120": ("the import names something that is not a file", ""),
     "SPK124": ("merging profiles of a chain is a rewrite", ""),
     "SPK202": ("NVFP4, the validated NVIDIA checkpoint, cannot run before Blackwell", "needs a Blackwell"),
+    "SPK229": ("fewer pipeline stages take fewer nodes, or another split: the author's choice", ""),
     "SPK303": ("not even 1K tokens fit: the room must come from elsewhere", "add memory"),
     "SPK104": ("a unit with no near spelling: which unit was meant is the author's choice", "values take `"),
     "SPK508": ("how long the job may run is the operator's choice", ""),

@@ -137,6 +137,7 @@ class PolicyChoice(NamedTuple):
 class Ports(NamedTuple):
     api: int
     data_parallel_rpc: int
+    pipeline_master: int
     prefill: int
     decode: int
     nixl_prefill: int

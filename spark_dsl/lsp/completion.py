@@ -24,6 +24,7 @@ _FORMS: dict[Kind, tuple[tuple[str, str], ...]] = {
         ("tp + ep", "tensor parallel plus expert parallel"),
         ("dp(2) + tp + ep", "data parallel replicas of tensor plus expert parallel"),
         ("tp(4)", "tensor parallel over N GPUs"),
+        ("tp + pp(2)", "tensor parallel in each node, one pipeline stage per node"),
         ("ep", "expert parallel"),
         ("auto", "let the recipe choose"),
     ),

@@ -34,6 +34,8 @@ MANAGED_FLAGS = (
     "--tensor-parallel-size", "--enable-expert-parallel", "--data-parallel-size",
     "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port",
     "--data-parallel-start-rank", "--data-parallel-rank", "--headless", "--api-server-count",
+    "--pipeline-parallel-size", "--nnodes", "--node-rank", "--master-addr", "--master-port",
+    "--distributed-executor-backend",
     "--quantization", "--max-model-len", "--max-num-seqs", "--kv-cache-dtype",
     "--gpu-memory-utilization", "--enable-prefix-caching", "--enable-chunked-prefill",
     "--attention-backend", "--attention-config", "--language-model-only", "--limit-mm-per-prompt",
@@ -97,7 +99,8 @@ class LaunchBuilder:
 
     def _server(self, pool: Pool, offset: int) -> Launch:
         plan = self.plan
-        headless = offset > 0 and pool.dp is not None and pool.nodes > 1
+        # A rank group on a node after the pool's first serves no API: vLLM's `--headless`.
+        headless = offset > 0 and pool.nodes > 1 and (pool.dp is not None or pool.pp > 1)
         argv: list[str] = ["vllm", "serve", model_id(plan)]
         port = self._pool_port(pool)
         if not headless:
@@ -111,6 +114,7 @@ class LaunchBuilder:
         argv += ["--tensor-parallel-size", str(pool.tp)]
         if pool.ep:
             argv.append("--enable-expert-parallel")
+        argv += self._pipeline(pool, offset, headless)
         argv += self._data_parallel(pool, offset, headless)
         quantization = plan.checkpoint.quantization if plan.checkpoint else None
         if quantization and plan.vendor.online_quantization_env is None:
@@ -165,6 +169,31 @@ class LaunchBuilder:
         ]
         if headless:
             out += ["--headless", "--data-parallel-start-rank", str(offset * local)]
+        return out
+
+    def _pipeline(self, pool: Pool, offset: int, headless: bool) -> list[str]:
+        """`pp(N)`: the stages, and over several nodes vLLM's multiprocessing rendezvous (its docs'
+        "Parallelism and Scaling": `--nnodes`, `--node-rank`, `--master-addr`, `--headless` after
+        the first node), at the pool's head address."""
+        if pool.pp == 1:
+            return []
+        out = ["--pipeline-parallel-size", str(pool.pp)]
+        if pool.nodes == 1:
+            return out
+        out += [
+            "--distributed-executor-backend",
+            "mp",
+            "--nnodes",
+            str(pool.nodes),
+            "--node-rank",
+            str(offset),
+            "--master-addr",
+            POOL_ADDRESS[pool.role],
+            "--master-port",
+            str(self.ports.pipeline_master),
+        ]
+        if headless:
+            out.append("--headless")
         return out
 
     def _modalities(self) -> list[str]:

@@ -121,10 +121,11 @@ class Pool:
     dp: int | None
     parallel: Resolved
     nodes_setting: Resolved | None = None
+    pp: int = 1  # pipeline stages: a replica spans `pp` nodes of `tp` GPUs each
 
     @property
     def replica_gpus(self) -> int:
-        return self.tp
+        return self.tp * self.pp
 
     @property
     def dp_size(self) -> int:

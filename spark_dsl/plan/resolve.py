@@ -281,7 +281,7 @@ def _pool(
 ) -> Pool:
     value: Parallel = parallel.value
     tp = value.tp if value.tp is not None else (gpus if value.has_tp else 1)
-    return Pool(role, nodes, first_rank, tp, value.ep, value.dp, parallel, nodes_setting)
+    return Pool(role, nodes, first_rank, tp, value.ep, value.dp, parallel, nodes_setting, value.pp or 1)
 
 
 def build_plan(dep: ResolvedDeployment) -> Plan | None:

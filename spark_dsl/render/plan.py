@@ -36,6 +36,11 @@ def plan_dict(planned: Planned, sources: Sources | None = None) -> dict[str, Any
 
 def _notes(plan: Plan) -> list[str]:
     notes = [CAPACITY_CAVEAT]
+    if any(pool.pp > 1 for pool in plan.pools):
+        notes.append(
+            "a pipeline replica counts the memory of all its stages together; vLLM splits the layers "
+            "over the stages as evenly as it can, so one stage may hold a layer more than the others"
+        )
     if plan.checkpoint is not None and not plan.checkpoint.confirmed:
         notes.append(
             f"checkpoint repository {plan.checkpoint.repository} is unconfirmed (no public id was found); "

@@ -8,6 +8,7 @@ speculative decoding. They read the model's facts only, so they hold for shipped
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from math import gcd
 
 from spark_dsl import catalog
@@ -98,7 +99,7 @@ def _tp_fix(plan: Plan, pool: Pool, size: int) -> tuple[Resolved, Fix | None]:
     writes the parallelism, else `gpus = N` (TP is every GPU the node uses)."""
     if pool.parallel.explicit and pool.parallel.value.tp is not None:
         written: Parallel = pool.parallel.value
-        value = Parallel(size, True, written.ep, written.dp)
+        value = replace(written, tp=size, has_tp=True)
         return pool.parallel, set_parallel(plan, pool, value, f"use `parallel = {spelled(value)}`")
     return plan.settings["gpus"], replace_or_add(plan, "gpus", str(size), f"use `gpus = {size}`")
 
@@ -292,7 +293,7 @@ def ep_needs_experts(plan: Plan) -> Iterator[Finding]:
     for pool in plan.pools:
         if pool.ep:
             written: Parallel = pool.parallel.value
-            without_ep = Parallel(written.tp, written.has_tp, False, written.dp)
+            without_ep = replace(written, ep=False)
             yield Finding(
                 f"`parallel = {spelled(written)}` asks for expert parallelism, but `{plan.model.id}` has no experts",
                 pool.parallel,
@@ -342,3 +343,46 @@ def speculative_needs_a_draft(plan: Plan) -> Iterator[Finding]:
         label="no draft model",
         replace_with="none",
     )
+
+
+@rule(
+    "SPK229",
+    "error",
+    "more pipeline stages than layers",
+    checks="`pp(N)` splits the model's decoder layers into N pipeline stages: N must not exceed the layers.",
+    basis="vLLM gives each pipeline stage a contiguous run of the decoder layers "
+    "(`vllm/distributed/utils.py`, `get_pp_indices`); a stage without a layer has nothing to run.",
+    failing="deployment tiny {\n  model       = tiny-4-layers\n  accelerator = b200\n  nodes       = 8\n"
+    "  parallel    = tp + pp(8)   # 8 stages, 4 layers\n}",
+    fixed="model tiny-4-layers {\n"
+    "  layers      = 4\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 32\n"
+    "  kv_heads    = 8\n"
+    "  head_dim    = 64\n"
+    "  max_context = 128k\n"
+    "  checkpoint bf16 {\n"
+    '    repository = "example-org/tiny"\n'
+    "    size       = 4GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment tiny {\n"
+    "  model       = tiny-4-layers\n"
+    "  accelerator = b200\n"
+    "  nodes       = 4\n"
+    "  parallel    = tp + pp(4)\n"
+    "}",
+)
+def pp_within_layers(plan: Plan) -> Iterator[Finding]:
+    layers = plan.model.architecture.layers
+    for pool in plan.pools:
+        if pool.pp > layers:
+            yield Finding(
+                f"{pool.pp} pipeline stages but `{plan.model.id}` has {layers} layers",
+                pool.parallel,
+                f"use at most `pp({layers})` (one stage per node: `nodes = {layers}` too), or tensor "
+                "parallelism within a node instead",
+                label=f"PP {pool.pp}",
+            )
+            return

@@ -1,13 +1,16 @@
-"""How the GPUs are split (SPK203, SPK217-SPK220): tensor parallelism fills a node, data parallelism
-spans the nodes, every GPU is placed once, and the sizes divide the model's KV heads and experts."""
+"""How the GPUs are split (SPK203, SPK217-SPK220, SPK230, SPK231): tensor parallelism fills a node, data
+parallelism or pipeline stages span the nodes, every GPU is placed once, and the sizes divide the
+model's KV heads and experts."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
+from spark_dsl.diagnostics import Severity
 from spark_dsl.plan.model import Plan, Pool, Resolved
 from spark_dsl.rules.models import spelled_divisors
-from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.registry import Finding, recipe_only, rule
 from spark_dsl.rules.suggest import pool_parallel, set_parallel, spelled
 from spark_dsl.values import Parallel
 
@@ -59,10 +62,10 @@ def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
     "SPK217",
     "error",
     "GPU arithmetic does not add up",
-    checks="Data parallel x tensor parallel must equal nodes x GPUs per node (per pool under "
+    checks="Data parallel x pipeline stages x tensor parallel must equal nodes x GPUs per node (per pool under "
     "disaggregation), and a top-level `nodes` must equal the sum of the pools' nodes. Not reported "
     "beside SPK204, SPK205, SPK216 or SPK218, which already explain the node count.",
-    basis="Every GPU must be placed exactly once: vLLM starts dp x tp ranks and expects them to fill "
+    basis="Every GPU must be placed exactly once: vLLM starts dp x pp x tp ranks and expects them to fill "
     "the nodes it is given.",
     failing="nodes    = 2\nparallel = dp(4) + tp + ep   # 4 x 8 = 32 ranks, 16 GPUs",
     fixed="nodes    = 2\nparallel = dp(2) + tp + ep",
@@ -80,15 +83,22 @@ def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
         )
         return
     for pool in plan.pools:
-        ranks, available = pool.dp_size * pool.tp, pool.nodes * gpus
+        ranks, available = pool.dp_size * pool.pp * pool.tp, pool.nodes * gpus
         if ranks != available:
             fitting = spelled(pool_parallel(pool))
             where = "" if pool.role == "server" else f" in the `{pool.role}` block"
+            # Pipeline stages are named only where the spec has them: the message stays as it was.
+            sizes = (
+                f"dp x pp x tp = {pool.dp_size} x {pool.pp} x {pool.tp}"
+                if pool.pp > 1
+                else f"dp x tp = {pool.dp_size} x {pool.tp}"
+            )
+            per_node = "one pipeline stage" if pool.pp > 1 else "one data-parallel replica"
             yield Finding(
-                f"dp x tp = {pool.dp_size} x {pool.tp} = {ranks} ranks{_pool_label(pool)}, "
+                f"{sizes} = {ranks} ranks{_pool_label(pool)}, "
                 f"but {pool.nodes} node{'s' if pool.nodes != 1 else ''} x {gpus} GPUs = {available}",
                 _arithmetic_culprit(pool),
-                f"use `parallel = {fitting}`{where}: one data-parallel replica per node, TP = GPUs per node",
+                f"use `parallel = {fitting}`{where}: {per_node} per node, TP = GPUs per node",
                 fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`{where}"),
             )
 
@@ -104,9 +114,9 @@ def _arithmetic_culprit(pool: Pool) -> Resolved:
     "SPK218",
     "error",
     "extra nodes on the NVIDIA path without replicas",
-    checks="An NVIDIA deployment on several nodes without `dp(N)` or disaggregation.",
+    checks="An NVIDIA deployment on several nodes without `dp(N)`, `pp(N)` or disaggregation.",
     basis="Tensor parallelism stays within a node (SPK203), so extra nodes need data-parallel "
-    "replicas or prefill/decode pools.",
+    "replicas, pipeline stages or prefill/decode pools.",
     failing="accelerator = b200\nnodes       = 2\nparallel    = tp + ep",
     fixed="accelerator = b200\nnodes       = 2\nparallel    = dp(2) + tp + ep",
 )
@@ -114,7 +124,7 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
     if plan.path != "nvidia" or plan.disaggregated:
         return
     (pool,) = plan.pools
-    if pool.nodes > 1 and pool.dp is None:
+    if pool.nodes > 1 and pool.dp is None and pool.pp == 1:
         fitting = spelled(pool_parallel(pool))
         yield Finding(
             f"{pool.nodes} nodes need data-parallel replicas: tensor parallelism stays within a node",
@@ -170,7 +180,7 @@ def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
         size = pool.tp * pool.dp_size
         if pool.ep and experts % size:
             written: Parallel = pool.parallel.value
-            without_ep = Parallel(written.tp, written.has_tp, False, written.dp)
+            without_ep = replace(written, ep=False)
             yield Finding(
                 f"expert-parallel size {size} (TP {pool.tp} x DP {pool.dp_size}) does not divide the {experts} experts",
                 pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
@@ -178,3 +188,82 @@ def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
                 fix=set_parallel(plan, pool, without_ep, f"drop `ep`: `parallel = {spelled(without_ep)}`"),
             )
             return
+
+
+@rule(
+    "SPK230",
+    "error",
+    "pipeline stages with data-parallel replicas",
+    checks="`pp(N)` and `dp(N)` in one parallelism (of the deployment or of a disaggregation pool).",
+    basis="spark-dsl launches a pipeline as one replica over its nodes (vLLM's `--nnodes`, "
+    "`--node-rank`, `--master-addr`), and data-parallel replicas as one rank group per node "
+    "(`--data-parallel-address`); it does not lay out replicas of a pipeline. docs/models.md says so.",
+    failing="deployment big {\n  model       = tiny-dense\n  accelerator = b200\n  nodes       = 4\n"
+    "  parallel    = dp(2) + tp + pp(2)\n}",
+    fixed="model tiny-dense {\n"
+    "  layers      = 16\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 32\n"
+    "  kv_heads    = 8\n"
+    "  head_dim    = 64\n"
+    "  max_context = 128k\n"
+    "  checkpoint bf16 {\n"
+    '    repository = "example-org/tiny"\n'
+    "    size       = 4GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment big {\n"
+    "  model       = tiny-dense\n"
+    "  accelerator = b200\n"
+    "  nodes       = 4\n"
+    "  parallel    = dp(4) + tp\n"
+    "}",
+)
+def pp_without_dp(plan: Plan) -> Iterator[Finding]:
+    for pool in plan.pools:
+        if pool.pp > 1 and pool.dp is not None:
+            written: Parallel = pool.parallel.value
+            replicas = replace(written, dp=pool.nodes, pp=None)
+            yield Finding(
+                f"`parallel = {spelled(written)}` combines pipeline stages with data-parallel replicas"
+                f"{_pool_label(pool)}",
+                pool.parallel,
+                f"use `parallel = {spelled(replicas)}` for a replica per node, or `pp({pool.nodes})` without "
+                f"`dp` for one replica over the {pool.nodes} nodes (or two deployments, one pipeline each)",
+                label="pp and dp",
+                fix=set_parallel(plan, pool, replicas, f"use `parallel = {spelled(replicas)}`"),
+            )
+            return
+
+
+@recipe_only
+@rule(
+    "SPK231",
+    "error",
+    "pipeline parallelism outside the recipe",
+    checks="`pp(N)` in a Muse Spark Open deployment. With `allow_unvalidated = true` this is a warning.",
+    basis="The recipe's layouts are TP, TP+EP, DP and prefill/decode disaggregation; it validates no "
+    "pipeline split. Extra nodes take data-parallel replicas (SPK218).",
+    failing="accelerator = b200\nnodes       = 2\nparallel    = tp + pp(2) + ep",
+    fixed="accelerator = b200\nnodes       = 2\nparallel    = dp(2) + tp + ep",
+)
+def pp_outside_recipe(plan: Plan) -> Iterator[Finding]:
+    for pool in plan.pools:
+        written: Parallel = pool.parallel.value
+        if written.pp is None:
+            continue
+        # The same nodes as data-parallel replicas: the recipe's multi-node layout (SPK218).
+        instead = replace(written, pp=None, dp=written.pp if written.pp > 1 else written.dp)
+        allowed = bool(plan.value("allow_unvalidated"))
+        yield Finding(
+            f"`parallel = {spelled(written)}` splits Muse Spark Open into pipeline stages, "
+            "which the recipe does not validate",
+            pool.parallel,
+            f"use `parallel = {spelled(instead)}`"
+            + ("" if allowed else ", or set `allow_unvalidated = true` to proceed at your own risk"),
+            label="outside the recipe",
+            severity=Severity.WARNING if allowed else None,
+            fix=set_parallel(plan, pool, instead, f"use `parallel = {spelled(instead)}`"),
+        )
+        return

@@ -15,9 +15,12 @@ from spark_dsl.values import Parallel
 
 
 def pool_parallel(pool: Pool, *, ep: bool | None = None, dp: bool = True) -> Parallel:
-    """The parallelism that fills a pool: TP = GPUs per node, `dp(N)` over N nodes, EP as it was."""
-    replicas = pool.nodes if dp and pool.nodes > 1 else None
-    return Parallel(has_tp=True, ep=pool.ep if ep is None else ep, dp=replicas)
+    """The parallelism that fills a pool: TP = GPUs per node, `dp(N)` over N nodes (or, where the
+    spec splits a replica into pipeline stages, `pp(N)`: one stage per node), EP as it was."""
+    spread = pool.nodes if dp and pool.nodes > 1 else None
+    if pool.pp > 1:
+        return Parallel(has_tp=True, ep=pool.ep if ep is None else ep, pp=spread)
+    return Parallel(has_tp=True, ep=pool.ep if ep is None else ep, dp=spread)
 
 
 def spelled(parallel: Parallel) -> str:

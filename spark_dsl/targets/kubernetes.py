@@ -32,7 +32,9 @@ LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 WORKER_INDEX = "$(LWS_WORKER_INDEX)"
 POD_IP = "SPARK_POD_IP"
-START_RANK_FLAG = "--data-parallel-start-rank"
+# The flags whose value is a worker's LWS index: its data-parallel start rank (one rank group per
+# node) or its pipeline node rank (`pp(N)` over the nodes).
+INDEX_FLAGS = ("--data-parallel-start-rank", "--node-rank")
 # The router loads no weights: ten minutes to start.
 STARTUP_PERIOD_SECONDS, ROUTER_STARTUP_FAILURES = pod_resources.PERIOD_SECONDS, 60
 _QUANTITY_UNITS = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
@@ -229,12 +231,12 @@ class Manifest:
         return self._container(launch, args, fill)
 
     def worker_container(self, pool: Pool, workers: list[Launch]) -> dict[str, Any]:
-        """One template for every headless worker; the start rank comes from the LWS index."""
+        """One template for every headless worker; its rank comes from the LWS index."""
         fill = self.pod_fill(pool, leader=False)
         first = workers[0]
         args = [placeholders.fill(arg, fill, escape) for arg in first.argv[1:]]
         # argv[0] is not in args, so the flag's index in argv is its value's index in args.
-        at = first.argv.index(START_RANK_FLAG) if START_RANK_FLAG in first.argv else None
+        at = next((first.argv.index(flag) for flag in INDEX_FLAGS if flag in first.argv), None)
         if at is not None:
             args[at] = WORKER_INDEX
         for launch in workers:
@@ -344,12 +346,13 @@ def render(job: Job) -> str:
     objects = manifest.objects()
     secrets = sorted({(ref.name, ref.key or "value") for launch in job.launches for _, ref in launch.secrets})
     needs = ", ".join(f"{name} (key {key})" for name, key in secrets)
+    reads = "node rank" if any(pool.pp > 1 for pool in job.plan.pools) else "start rank"
     header = job.header(
         "Apply with `kubectl apply -f kubernetes.yaml`" + (f"; create the Secrets first: {needs}." if needs else "."),
         *(
             [
                 f"Needs the LeaderWorkerSet controller {LWS_MINIMUM_VERSION} or newer ({LWS_API}):"
-                " older ones do not set LWS_WORKER_INDEX, which the workers' start rank reads."
+                f" older ones do not set LWS_WORKER_INDEX, which the workers' {reads} reads."
             ]
             if any(o["kind"] == "LeaderWorkerSet" for o in objects)
             else []

@@ -23,6 +23,8 @@ def fixed_ports(plan: Plan, launches: tuple[Launch, ...]) -> list[str]:
     for pool in plan.pools:
         if pool.dp is not None and pool.nodes > 1:
             out.append(f"{recipe_ports.data_parallel_rpc} (the {pool.role} data-parallel RPC, on its head)")
+        if pool.pp > 1 and pool.nodes > 1:
+            out.append(f"{recipe_ports.pipeline_master} (the {pool.role} pipeline's master, on its head)")
         if pool.role in ("prefill", "decode"):
             base = recipe_ports.nixl(pool.role)
             last = base + max(pool.dp_size - 1, 0)

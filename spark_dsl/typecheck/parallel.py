@@ -1,4 +1,4 @@
-"""`parallel`: `auto`, or terms `tp`, `tp(N)`, `ep` and `dp(N)` combined with `+`."""
+"""`parallel`: `auto`, or terms `tp`, `tp(N)`, `pp(N)`, `ep` and `dp(N)` combined with `+`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from spark_dsl.typecheck.calls import call_args, count_arg
 from spark_dsl.typecheck.context import Context
 from spark_dsl.values import Parallel
 
-TERMS = ("tp", "ep", "dp")
+TERMS = ("tp", "pp", "ep", "dp")
+# The terms that take a count, and what the count is (SPK121's message when it is missing).
+COUNTED = {"dp": "data-parallel replicas", "pp": "pipeline stages"}
 
 
 def read_parallel(ctx: Context, key: KeySpec, value: ast.Value) -> Parallel:
@@ -19,7 +21,7 @@ def read_parallel(ctx: Context, key: KeySpec, value: ast.Value) -> Parallel:
     terms = value.terms if isinstance(value, ast.Combination) else (value,)
     tp: int | None = None
     has_tp = ep = False
-    dp: int | None = None
+    counts: dict[str, int] = {}
     seen: set[str] = set()
     for term in terms:
         name, args = _term(ctx, key, value, term, seen)
@@ -33,13 +35,13 @@ def read_parallel(ctx: Context, key: KeySpec, value: ast.Value) -> Parallel:
             if not args:
                 ctx.error(
                     "SPK121",
-                    "`dp` needs the number of data-parallel replicas",
+                    f"`{name}` needs the number of {COUNTED[name]}",
                     term.span,
-                    help="write e.g. `dp(2)`",
-                    fixes=(replacement("write `dp(2)`", ctx.file, term.span, "dp(2)"),),
+                    help=f"write e.g. `{name}(2)`",
+                    fixes=(replacement(f"write `{name}(2)`", ctx.file, term.span, f"{name}(2)"),),
                 )
-            dp = count_arg(ctx, "dp", args[0].value)
-    return Parallel(tp=tp, has_tp=has_tp, ep=ep, dp=dp)
+            counts[name] = count_arg(ctx, name, args[0].value)
+    return Parallel(tp=tp, has_tp=has_tp, ep=ep, dp=counts.get("dp"), pp=counts.get("pp"))
 
 
 def _term(
@@ -72,7 +74,7 @@ def _term(
             span,
             name,
             TERMS,
-            "combine `tp`, `tp(N)`, `ep` and `dp(N)` with `+`, or write `auto`",
+            "combine `tp`, `tp(N)`, `pp(N)`, `ep` and `dp(N)` with `+`, or write `auto`",
             otherwise=without or ctx.rewrite("write `auto`", value, "auto"),
         )
     if name in seen:

@@ -74,6 +74,22 @@ def test_two_node_data_parallel_job_comes_up(network_cluster, job_dir: Path, vll
 
 
 @pytest.mark.slurm
+def test_two_node_pipeline_job_comes_up(network_cluster, job_dir: Path, vllm_stub) -> None:
+    job, records = run(network_cluster, TARGETS / "llama-405b-h100-pp2" / "job.sbatch", job_dir, vllm_stub)
+    assert job.ok, job
+    assert "spark: llama-405b-h100-pp2 is ready" in job.output
+    head, worker = by_node(records)["node1"], by_node(records)["node2"]
+    address = network_cluster.node_address(1)
+    # torch's TCP store listens on every interface; the head and the worker reach it at the head's address.
+    assert head["network"]["bound"] == [
+        {"what": "pipeline master store", "host": "0.0.0.0", "address": "0.0.0.0", "port": 29501}
+    ]
+    assert head["network"]["pipeline_nodes_from"] == [network_cluster.node_address(2)]
+    assert worker["network"]["pipeline_joined"] == f"{address}:29501"
+    assert all(r["exit_code"] == 0 for r in records)
+
+
+@pytest.mark.slurm
 def test_prefill_decode_job_comes_up(network_cluster, job_dir: Path, vllm_stub) -> None:
     job, records = run(network_cluster, TARGETS / "muse-b200-pd" / "job.sbatch", job_dir, vllm_stub)
     assert job.ok, job

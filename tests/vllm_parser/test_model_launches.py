@@ -92,6 +92,13 @@ deployment moe-ep {
   max_model_len = 32K
 }
 
+deployment dense-pipeline {
+  model       = dense-8b
+  accelerator = h100
+  nodes       = 2
+  parallel    = tp + pp(2)
+}
+
 deployment windowed-text {
   model       = windowed-27b
   accelerator = b200
@@ -119,12 +126,14 @@ def test_declared_models_launch_with_flags_vllm_parses(
 ) -> None:
     argvs = _launches(tmp_path, {"models.spark": MODELS, "deployments.spark": DEPLOYMENTS})
     flat = [" ".join(a) for a in argvs]
-    assert len(argvs) == 5  # dense-tuned runs one launch per node
+    assert len(argvs) == 7  # dense-tuned and dense-pipeline run one launch per node
     assert any("--enable-expert-parallel" in a for a in flat) and any("--language-model-only" in a for a in flat)
     assert any("--max-model-len 32768" in a and "--kv-cache-dtype fp8" in a for a in flat)
     assert any(
         '--speculative-config {"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"' in a for a in flat
     )
+    # A pipeline over two nodes: vLLM's multiprocessing rendezvous, the second node headless.
+    assert any("--pipeline-parallel-size 2" in a and "--node-rank 1" in a and a.endswith("--headless") for a in flat)
     assert not [env for env in _envs(tmp_path) if env]  # no recipe env (the AITER switch on AMD)
     vllm_assert_all_ok(vllm_verify(argvs, []))
 

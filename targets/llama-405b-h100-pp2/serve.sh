@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# llama-405b-h100-pp2: written by `spark build` from specs/models/h100-llama-405b-pipeline.spark; edit the spec, not this file.
+# Runs the launches of one node of llama-405b-h100-pp2: 2 nodes, ranks 0-1.
+# Usage: serve.sh NODE_RANK [HEAD_ADDRESS]   (or set SPARK_NODE_RANK, SPARK_HEAD_ADDRESS in the environment)
+# Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or SPARK_ADDRESS_INTERFACE to pick the interface); a pool's head defaults to its own address.
+# Open between the nodes: TCP 8000 (the server API), 29501 (the server pipeline's master, on its head); vLLM and NCCL also use ports they pick at run time, so allow TCP between them.
+set -euo pipefail
+
+# This node's own IPv4 address (never a host name, which may resolve to 127.0.1.1); SPARK_ADDRESS_INTERFACE picks the interface.
+spark_node_address() {
+  local dev="${SPARK_ADDRESS_INTERFACE:-}" scope="" address
+  if [ -z "$dev" ]; then
+    dev="$(ip -4 route show default | awk '{ for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit } }')"
+    scope="global"
+  fi
+  address="$(ip -4 -o addr show ${dev:+dev "$dev"} ${scope:+scope "$scope"} |
+    awk '{ split($4, a, "/"); print a[1]; exit }')"
+  if [ -z "$address" ]; then
+    echo "spark: no IPv4 address found on $(hostname)${dev:+ ($dev)}; set SPARK_ADDRESS_INTERFACE" >&2
+    return 1
+  fi
+  printf '%s\n' "$address"
+}
+
+SPARK_NODE_RANK="${1:-${SPARK_NODE_RANK:-}}"
+if [ "$#" -ge 2 ]; then SPARK_HEAD_ADDRESS="$2"; fi
+
+case "$SPARK_NODE_RANK" in
+  0)
+    SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
+    SPARK_HEAD_ADDRESS="${SPARK_HEAD_ADDRESS:-${SPARK_NODE_ADDRESS}}"
+    : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    exec vllm serve meta-llama/Llama-3.1-405B-Instruct \
+      --port 8000 \
+      --tensor-parallel-size 8 \
+      --pipeline-parallel-size 2 \
+      --distributed-executor-backend mp \
+      --nnodes 2 \
+      --node-rank 0 \
+      --master-addr "${SPARK_HEAD_ADDRESS}" \
+      --master-port 29501 \
+      --max-model-len 32768 \
+      --max-num-seqs 16
+    ;;
+  1)
+    : "${SPARK_HEAD_ADDRESS:?set SPARK_HEAD_ADDRESS or pass it as an argument}"
+    : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    exec vllm serve meta-llama/Llama-3.1-405B-Instruct \
+      --tensor-parallel-size 8 \
+      --pipeline-parallel-size 2 \
+      --distributed-executor-backend mp \
+      --nnodes 2 \
+      --node-rank 1 \
+      --master-addr "${SPARK_HEAD_ADDRESS}" \
+      --master-port 29501 \
+      --headless \
+      --max-model-len 32768 \
+      --max-num-seqs 16
+    ;;
+  *)
+    echo "serve.sh: the node rank must be one of 0 1, got '${SPARK_NODE_RANK}'" >&2
+    exit 2
+    ;;
+esac
