@@ -11,6 +11,7 @@ from pathlib import Path
 from spark_dsl.diagnostics import Severity
 from spark_dsl.pipeline import RunResult, run
 from spark_dsl.plan.model import Planned
+from spark_dsl.render import mermaid, plan_shell
 from spark_dsl.render.plan import plan_dict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -141,3 +142,13 @@ def test_the_405b_capacity_counts_both_stages_worked_by_hand() -> None:
     ((plan, launches),) = result.planned()
     notes = plan_dict(Planned(plan, launches))["notes"]
     assert any("a pipeline replica counts the memory of all its stages together" in n for n in notes)
+
+
+def test_the_drawing_and_the_node_script_name_the_pipeline() -> None:
+    result = run([SPEC], REPO)
+    planned = result.planned()
+    drawing = mermaid.render(list(planned))
+    assert "TP 8 + PP 2, stage 0" in drawing and "TP 8 + PP 2, stage 1" in drawing
+    ((plan, launches),) = planned
+    script = plan_shell.render_node(plan, launches, 1)
+    assert "SPARK_HEAD_ADDRESS to the IPv4 address of node 0 (the pipeline head)" in script

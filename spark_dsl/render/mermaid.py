@@ -43,6 +43,10 @@ def _parallelism(launch: Launch) -> str:
     tp = _option(argv, "--tensor-parallel-size")
     if tp:
         terms.append(f"TP {tp}")
+    pp = _option(argv, "--pipeline-parallel-size")
+    if pp:
+        rank = _option(argv, "--node-rank")
+        terms.append(f"PP {pp}" if rank is None else f"PP {pp}, stage {rank}")
     if "--enable-expert-parallel" in argv:
         terms.append("EP")
     dp = _option(argv, "--data-parallel-size")

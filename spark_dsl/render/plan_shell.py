@@ -35,7 +35,8 @@ def _address_meaning(plan: Plan, name: str) -> str:
     pool = next((p for p in plan.pools if p.role == role), None)
     if pool is None:  # pragma: no cover - every placeholder names a pool of the plan
         return "an IPv4 address"
-    what = "the data-parallel head" if role == "server" else f"the first node of the {role} pool"
+    head = "the pipeline head" if pool.pp > 1 else "the data-parallel head"
+    what = head if role == "server" else f"the first node of the {role} pool"
     return f"the IPv4 address of node {pool.first_rank} ({what})"
 
 
