@@ -108,7 +108,7 @@ def _pool(name: str) -> BlockSpec:
             KeySpec(
                 "parallel",
                 Kind.PARALLEL,
-                f"parallelism of each {name} node",
+                f"parallelism of the {name} pool's nodes",
                 default="the deployment's `parallel`",
             ),
         ),

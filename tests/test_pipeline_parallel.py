@@ -6,6 +6,10 @@ test_network_faithful)."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 from spark_dsl.diagnostics import Severity
@@ -152,3 +156,99 @@ def test_the_drawing_and_the_node_script_name_the_pipeline() -> None:
     ((plan, launches),) = planned
     script = plan_shell.render_node(plan, launches, 1)
     assert "SPARK_HEAD_ADDRESS to the IPv4 address of node 0 (the pipeline head)" in script
+
+
+def test_stages_where_vllm_refuses_them_are_spk232(tmp_path: Path) -> None:
+    draft = TINY.replace(
+        "  }\n}\n", '  }\n  draft {\n    method = dspark\n    repository = "o/d"\n    size = 1GB\n  }\n}\n'
+    )
+    adaptive = _run(
+        tmp_path,
+        "  model = tiny\n  accelerator = b200\n  nodes = 2\n  parallel = tp + pp(2)\n"
+        "  speculative = dspark(adaptive)\n",
+        models=draft,
+    )
+    (d,) = adaptive.diagnostics
+    assert (d.code, d.help) == ("SPK232", "use `speculative = dspark` (a fixed draft length), or no pipeline")
+    decode = _run(
+        tmp_path,
+        "  model = tiny\n  accelerator = b200\n  disaggregation {\n    connector = nixl\n    prefill { nodes = 1 }\n"
+        "    decode { nodes = 2\n parallel = tp + pp(2) }\n  }\n",
+    )
+    (d,) = decode.diagnostics
+    assert d.code == "SPK232" and "decode side" in d.message
+    assert [e.text for e in d.fixes[0].edits] == ["dp(2) + tp"]
+    prefill = "    prefill { nodes = 2\n parallel = tp + pp(2) }\n    decode { nodes = 1 }\n"
+    body = f"  model = tiny\n  accelerator = b200\n  disaggregation {{\n    connector = nixl\n{prefill}  }}\n"
+    assert _run(tmp_path, body).diagnostics == []  # a full-attention model's prefill may be staged
+    windowed = TINY.replace("  max_context", "  sliding_window_layers = 2\n  sliding_window = 4K\n  max_context")
+    assert _codes(_run(tmp_path, body, models=windowed)) == ["SPK232"]
+
+
+def test_the_rendezvous_flags_are_the_users_where_no_pipeline_spans_nodes(tmp_path: Path) -> None:
+    extra = '  serve { extra_args = ["--distributed-executor-backend", "ray", "--master-port", "1234"] }\n'
+    assert _run(tmp_path, "  model = tiny\n  accelerator = b200\n" + extra).diagnostics == []
+    staged = _run(tmp_path, "  model = tiny\n  accelerator = b200\n  nodes = 2\n  parallel = tp + pp(2)\n" + extra)
+    assert _codes(staged) == ["SPK902", "SPK902"]
+    assert {d.help for d in staged.diagnostics} == {
+        "remove it: the compiler writes vLLM's multi-node rendezvous for a pipeline over nodes"
+    }
+    always = _run(tmp_path, '  model = tiny\n  accelerator = b200\n  serve { extra_args = ["-pp", "2"] }\n')
+    (d,) = always.diagnostics
+    assert d.help == "remove it, and set `parallel` (`pp(N)`) and `nodes` instead (see `spark explain SPK902`)"
+
+
+def test_the_suggested_split_keeps_the_stages_only_while_the_layers_last(tmp_path: Path) -> None:
+    two_layers = TINY.replace("layers      = 4", "layers      = 2")
+    result = _run(tmp_path, "  model = tiny\n  accelerator = b200\n  nodes = 3\n  parallel = tp + pp(2)\n", two_layers)
+    (d,) = result.diagnostics
+    assert d.code == "SPK217" and d.help.startswith("use `parallel = dp(3) + tp`")  # pp(3) would be SPK229
+    muse = _run(
+        tmp_path, "  model = muse-spark-open\n  accelerator = b200\n  nodes = 4\n  parallel = tp + pp(2) + ep\n", ""
+    )
+    spk231 = next(d for d in muse.diagnostics if d.code == "SPK231")
+    assert spk231.help.startswith("use `parallel = dp(4) + tp + ep`")  # replicas over the 4 nodes, not 2
+
+
+def _stub_pipeline(port: int, worker_args: list[str], tmp_path: Path) -> tuple[int, int, str]:
+    """Node rank 0 and one worker of the stub `vllm` on loopback; their exit codes and the head's stderr."""
+    stub = str(REPO / "tests" / "stubs" / "vllm")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SPARK_")},
+        "SPARK_STUB_SERVE_SECONDS": "1",
+        "SPARK_STUB_CONNECT_SECONDS": "4",
+        "SPARK_STUB_RECORD_DIR": str(tmp_path),
+    }
+    group = ["--tensor-parallel-size", "8", "--pipeline-parallel-size", "2", "--nnodes", "2"]
+    rendezvous = ["--master-addr", "127.0.0.1", "--master-port", str(port)]
+    head = subprocess.Popen(
+        [sys.executable, stub, "serve", "m", "--port", "0", *group, "--node-rank", "0", *rendezvous],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    worker = subprocess.run(
+        [sys.executable, stub, "serve", "m", *worker_args, "--node-rank", "1", *rendezvous, "--headless"],
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
+    _, err = head.communicate(timeout=30)
+    return head.returncode, worker.returncode, err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_stub_pipeline_head_takes_only_a_node_of_its_own_group(tmp_path: Path) -> None:
+    same = ["--tensor-parallel-size", "8", "--pipeline-parallel-size", "2", "--nnodes", "2"]
+    assert _stub_pipeline(_free_port(), same, tmp_path)[:2] == (0, 0)
+    # Another pool's worker (a KV-transfer role the head does not have) or another shape fails both.
+    decode = [*same, "--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}']
+    head, worker, err = _stub_pipeline(_free_port(), decode, tmp_path)
+    assert (head, worker) == (1, 1) and "is not this pipeline's" in err
+    wider = ["--tensor-parallel-size", "8", "--pipeline-parallel-size", "3", "--nnodes", "3"]
+    assert _stub_pipeline(_free_port(), wider, tmp_path)[:2] == (1, 1)

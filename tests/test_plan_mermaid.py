@@ -98,7 +98,9 @@ def test_every_spec_draws_as_mermaid_reads_it(spark: Callable[..., Any]) -> None
             assert (f"{d}_clients", f"{d}_l0") in edges
         for i, launch in enumerate(dep["launches"]):
             if "--headless" in launch["argv"]:
-                assert edges[(f"{d}_l{i}", f"{d}_l0")] == ["data-parallel RPC :13345"]
+                pipeline = "--pipeline-parallel-size" in launch["argv"]
+                link = "pipeline store :29501" if pipeline else "data-parallel RPC :13345"
+                assert edges[(f"{d}_l{i}", f"{d}_l0")] == [link]
 
 
 def test_user_text_stays_text(spark: Callable[..., Any], tmp_path: Path) -> None:

@@ -34,13 +34,18 @@ MANAGED_FLAGS = (
     "--tensor-parallel-size", "--enable-expert-parallel", "--data-parallel-size",
     "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port",
     "--data-parallel-start-rank", "--data-parallel-rank", "--headless", "--api-server-count",
-    "--pipeline-parallel-size", "--nnodes", "--node-rank", "--master-addr", "--master-port",
-    "--distributed-executor-backend",
+    "--pipeline-parallel-size",
     "--quantization", "--max-model-len", "--max-num-seqs", "--kv-cache-dtype",
     "--gpu-memory-utilization", "--enable-prefix-caching", "--enable-chunked-prefill",
     "--attention-backend", "--attention-config", "--language-model-only", "--limit-mm-per-prompt",
     "--speculative-config", "--kv-transfer-config",
 )  # fmt: skip
+# vLLM's multi-node rendezvous, which the compiler writes only for a pipeline over nodes (`pp(N)`):
+# managed there, and the user's own on any other launch.
+RENDEZVOUS_FLAGS = ("--distributed-executor-backend", "--nnodes", "--node-rank", "--master-addr", "--master-port")
+# With it, the address each node's vLLM advertises to the others (its message queue): the node's own,
+# as spark finds it, not the default route's (vLLM's get_ip(), `vllm/utils/network_utils.py`).
+RENDEZVOUS_ENV = ("VLLM_HOST_IP",)
 # Variables the compiler manages; `serve.env` may not set them.
 MANAGED_ENV = (
     "VLLM_USE_RUST_FRONTEND",
@@ -238,6 +243,8 @@ class LaunchBuilder:
             env[plan.vendor.online_quantization_env] = quantization
         fabric = self.runtime.value("fabric")
         env.update(FABRIC_ENV.get(fabric or "", {}))
+        if pool.pp > 1 and pool.nodes > 1:
+            env["VLLM_HOST_IP"] = NODE_ADDRESS
         if pool.role in KV_ROLES:
             env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = NODE_ADDRESS
             env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = str(self.ports.nixl(pool.role))

@@ -96,6 +96,14 @@ def _deployment(plan: Plan, launches: tuple[Launch, ...], d: str) -> tuple[list[
     return lines, edges
 
 
+# How a headless worker reaches its pool head: the address flag (the head has the same
+# placeholder), the port flag, and what the link is.
+_WORKER_LINKS = (
+    ("--data-parallel-address", "--data-parallel-rpc-port", "data-parallel RPC"),
+    ("--master-addr", "--master-port", "pipeline store"),
+)
+
+
 def _edges(plan_launches: tuple[Launch, ...], d: str, ids: dict[int, str]) -> list[str]:
     launches = list(enumerate(plan_launches))
     edges: list[str] = []
@@ -110,15 +118,21 @@ def _edges(plan_launches: tuple[Launch, ...], d: str, ids: dict[int, str]) -> li
     else:
         for i, launch in heads:
             edges.append(f"  {d}_clients -->|{_lines(f'HTTP :{launch.port}')}| {ids[i]}")
-    # Data-parallel workers connect to their pool head's RPC socket.
+    # Data-parallel workers connect to their pool head's RPC socket; the later nodes of a pipeline
+    # join its head's torch.distributed store.
     for i, launch in launches:
         if "--headless" not in launch.argv:
             continue
-        address = _option(launch.argv, "--data-parallel-address") or ""
-        head = next((j for j, other in heads if other.role == launch.role and _same_address(other, address)), None)
-        if head is not None:
-            port = _option(launch.argv, "--data-parallel-rpc-port")
-            edges.append(f"  {ids[i]} -.->|{_lines(f'data-parallel RPC :{port}')}| {ids[head]}")
+        for flag, port_flag, what in _WORKER_LINKS:
+            address = _option(launch.argv, flag)
+            if address is None:
+                continue
+            head = next(
+                (j for j, other in heads if other.role == launch.role and _option(other.argv, flag) == address), None
+            )
+            if head is not None:
+                port = _option(launch.argv, port_flag)
+                edges.append(f"  {ids[i]} -.->|{_lines(f'{what} :{port}')}| {ids[head]}")
     # The decode engines pull the KV cache from the prefill engines' NIXL side channels.
     prefill = [(i, launch) for i, launch in launches if launch.role == "prefill"]
     for i, launch in launches:
@@ -127,11 +141,6 @@ def _edges(plan_launches: tuple[Launch, ...], d: str, ids: dict[int, str]) -> li
         for j, source in prefill:
             edges.append(f"  {ids[i]} -.->|{_lines(f'KV cache, NIXL :{_nixl_port(source)}')}| {ids[j]}")
     return edges
-
-
-def _same_address(head: Launch, address: str) -> bool:
-    """The head whose data-parallel address the worker dials (the same placeholder)."""
-    return _option(head.argv, "--data-parallel-address") == address
 
 
 def render(plans: list[Planned]) -> str:

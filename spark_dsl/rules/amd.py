@@ -29,13 +29,13 @@ def amd_no_dp(plan: Plan) -> Iterator[Finding]:
         return
     for pool in plan.pools:
         if pool.dp is not None:
-            one_node = spelled(pool_parallel(pool, dp=False))
+            one_node = spelled(pool_parallel(plan, pool, dp=False))
             yield Finding(
                 "data parallelism is not validated on the AMD path",
                 pool.parallel,
                 f"use `parallel = {one_node}` on one node",
                 label=f"dp({pool.dp})",
-                fix=set_parallel(plan, pool, pool_parallel(pool, dp=False), f"use `parallel = {one_node}`"),
+                fix=set_parallel(plan, pool, pool_parallel(plan, pool, dp=False), f"use `parallel = {one_node}`"),
             )
             return
 

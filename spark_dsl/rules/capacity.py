@@ -109,9 +109,9 @@ def _weights_culprit(plan: Plan, est: CapacityEstimate) -> tuple[Resolved | None
     pool = _pool_of(plan, est)
     node_gb = gpus.value * est.memory_per_gpu_gb * est.utilization
     if pool.tp < gpus.value and est.weights_gb <= node_gb:
-        fitting = spelled(pool_parallel(pool))
+        fitting = spelled(pool_parallel(plan, pool))
         message = f"use all of a node's GPUs per replica: `parallel = {fitting}`"
-        return pool.parallel, message, set_parallel(plan, pool, pool_parallel(pool), message), None
+        return pool.parallel, message, set_parallel(plan, pool, pool_parallel(plan, pool), message), None
     smaller = _smaller_checkpoints(plan, est)
     if ckpt is not None and ckpt.explicit and smaller is not None:
         return ckpt, f"use `checkpoint = {smaller}`, or accelerators with more memory", None, smaller

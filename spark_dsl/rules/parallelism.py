@@ -46,7 +46,7 @@ def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
     gpus = plan.settings["gpus"]
     for pool in plan.pools:
         if pool.tp != gpus.value:
-            fitting = spelled(pool_parallel(pool))
+            fitting = spelled(pool_parallel(plan, pool))
             yield Finding(
                 f"tensor-parallel size {pool.tp}{_pool_label(pool)} differs from the {gpus.value} GPUs used per node",
                 pool.parallel,
@@ -54,7 +54,7 @@ def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
                 + (", or lower `gpus`" if pool.tp < gpus.value else ""),
                 label=f"TP {pool.tp}",
                 notes=((f"gpus = {gpus.value} ({gpus.origin})", gpus if gpus.explicit else None),),
-                fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`"),
+                fix=set_parallel(plan, pool, pool_parallel(plan, pool), f"use `parallel = {fitting}`"),
             )
 
 
@@ -85,7 +85,7 @@ def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
     for pool in plan.pools:
         ranks, available = pool.dp_size * pool.pp * pool.tp, pool.nodes * gpus
         if ranks != available:
-            fitting = spelled(pool_parallel(pool))
+            fitting = spelled(pool_parallel(plan, pool))
             where = "" if pool.role == "server" else f" in the `{pool.role}` block"
             # Pipeline stages are named only where the spec has them: the message stays as it was.
             sizes = (
@@ -99,7 +99,7 @@ def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
                 f"but {pool.nodes} node{'s' if pool.nodes != 1 else ''} x {gpus} GPUs = {available}",
                 _arithmetic_culprit(pool),
                 f"use `parallel = {fitting}`{where}: {per_node} per node, TP = GPUs per node",
-                fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`{where}"),
+                fix=set_parallel(plan, pool, pool_parallel(plan, pool), f"use `parallel = {fitting}`{where}"),
             )
 
 
@@ -125,12 +125,12 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
         return
     (pool,) = plan.pools
     if pool.nodes > 1 and pool.dp is None and pool.pp == 1:
-        fitting = spelled(pool_parallel(pool))
+        fitting = spelled(pool_parallel(plan, pool))
         yield Finding(
             f"{pool.nodes} nodes need data-parallel replicas: tensor parallelism stays within a node",
             nodes_resolved(plan),
             f"use `parallel = {fitting}`",
-            fix=set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`"),
+            fix=set_parallel(plan, pool, pool_parallel(plan, pool), f"use `parallel = {fitting}`"),
         )
 
 
@@ -153,8 +153,8 @@ def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
             continue
         message = f"tensor-parallel size {pool.tp} does not divide the model's {heads} KV heads"
         if pool.tp != gpus.value and not heads % gpus.value:  # `tp(N)` other than the node's GPUs
-            fitting = spelled(pool_parallel(pool))
-            fix = set_parallel(plan, pool, pool_parallel(pool), f"use `parallel = {fitting}`")
+            fitting = spelled(pool_parallel(plan, pool))
+            fix = set_parallel(plan, pool, pool_parallel(plan, pool), f"use `parallel = {fitting}`")
             yield Finding(message, pool.parallel, f"use `parallel = {fitting}` (TP = GPUs per node)", fix=fix)
         elif gpus.explicit and not heads % whole:  # `gpus` itself does not divide the heads
             yield Finding(message, gpus, f"use all {whole} GPUs of a node: `gpus = {whole}`", replace_with=str(whole))
@@ -253,11 +253,10 @@ def pp_outside_recipe(plan: Plan) -> Iterator[Finding]:
         written: Parallel = pool.parallel.value
         if written.pp is None:
             continue
-        # The same nodes as data-parallel replicas: the recipe's multi-node layout (SPK218).
-        instead = replace(written, pp=None, dp=written.pp if written.pp > 1 else written.dp)
+        instead = _as_replicas(pool)
         allowed = bool(plan.value("allow_unvalidated"))
         yield Finding(
-            f"`parallel = {spelled(written)}` splits Muse Spark Open into pipeline stages, "
+            f"`parallel = {spelled(written)}` splits Muse Spark Open into pipeline stages{_pool_label(pool)}, "
             "which the recipe does not validate",
             pool.parallel,
             f"use `parallel = {spelled(instead)}`"
@@ -267,3 +266,82 @@ def pp_outside_recipe(plan: Plan) -> Iterator[Finding]:
             fix=set_parallel(plan, pool, instead, f"use `parallel = {spelled(instead)}`"),
         )
         return
+
+
+def _as_replicas(pool: Pool) -> Parallel:
+    """The pool's parallelism with its stages turned into data-parallel replicas over the same
+    nodes (one per node, as SPK217 counts them), or none on one node."""
+    written: Parallel = pool.parallel.value
+    return replace(written, pp=None, dp=pool.nodes if pool.nodes > 1 else None)
+
+
+@rule(
+    "SPK232",
+    "error",
+    "pipeline stages where vLLM refuses them",
+    checks="`pp(N)` with a feature vLLM 0.33.0 does not run with pipeline parallelism: in the decode "
+    "pool of a prefill/decode deployment, in the prefill pool of a model with sliding-window layers, "
+    "or with `speculative = dspark(adaptive)`.",
+    basis="vLLM refuses each at start-up: NixlConnector's decode side (`kv_consumer`) and, with a "
+    "hybrid KV cache layout, its pull-mode prefill side do not support pipeline_parallel_size > 1 "
+    "(`nixl/base_worker.py`); adaptive verification's cost curves exist only on the last pipeline "
+    "rank (`config/vllm.py`, `_validate_adaptive_verification`).",
+    failing="deployment tiny {\n  model       = tiny-dspark\n  accelerator = b200\n  nodes       = 2\n"
+    "  parallel    = tp + pp(2)\n  speculative = dspark(adaptive)\n}",
+    fixed="model tiny-dspark {\n"
+    "  layers      = 16\n"
+    "  hidden_size = 2048\n"
+    "  query_heads = 32\n"
+    "  kv_heads    = 8\n"
+    "  head_dim    = 64\n"
+    "  max_context = 128k\n"
+    "  checkpoint bf16 {\n"
+    '    repository = "example-org/tiny"\n'
+    "    size       = 4GB\n"
+    "  }\n"
+    "  draft {\n"
+    "    method     = dspark\n"
+    '    repository = "example-org/tiny-draft"\n'
+    "    size       = 1GB\n"
+    "  }\n"
+    "}\n"
+    "\n"
+    "deployment tiny {\n"
+    "  model       = tiny-dspark\n"
+    "  accelerator = b200\n"
+    "  nodes       = 2\n"
+    "  parallel    = tp + pp(2)\n"
+    "  speculative = dspark\n"
+    "}",
+)
+def pp_where_vllm_refuses(plan: Plan) -> Iterator[Finding]:
+    for pool in plan.pools:
+        if pool.pp == 1:
+            continue
+        why = None
+        if pool.role == "decode":
+            why = "vLLM's NixlConnector runs no pipeline stages on the decode side"
+        elif pool.role == "prefill" and plan.model.architecture.sliding_window_layers:
+            why = "vLLM's NixlConnector runs no pipeline stages with a sliding-window model's hybrid KV cache"
+        if why is not None:
+            instead = _as_replicas(pool)
+            yield Finding(
+                f"`parallel = {spelled(pool.parallel.value)}`{_pool_label(pool)}: {why}",
+                pool.parallel,
+                f"use `parallel = {spelled(instead)}` in the `{pool.role}` block: data-parallel replicas "
+                "over the same nodes",
+                label="pipeline stages",
+                fix=set_parallel(plan, pool, instead, f"use `parallel = {spelled(instead)}`"),
+            )
+            return
+    spec = plan.settings.get("speculative")
+    staged = next((pool for pool in plan.pools if pool.pp > 1), None)
+    if staged is not None and spec is not None and spec.value.mode == "dspark" and spec.value.adaptive:
+        plain = replace(spec.value, adaptive=False)
+        yield Finding(
+            "adaptive DSpark verification with pipeline stages: vLLM computes it on the last stage only",
+            spec,
+            f"use `speculative = {plain.spelled()}` (a fixed draft length), or no pipeline",
+            label="adaptive",
+            replace_with=plain.spelled(),
+        )

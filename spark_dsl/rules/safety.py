@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, list_item_removal, remove_entry
-from spark_dsl.plan.launches import MANAGED_ENV, MANAGED_FLAGS
+from spark_dsl.plan.launches import MANAGED_ENV, MANAGED_FLAGS, RENDEZVOUS_ENV, RENDEZVOUS_FLAGS
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.syntax import ast
@@ -24,6 +24,7 @@ _KEY_OF = {
     "tensor_parallel_size": "`parallel` (`tp(N)`)",
     "enable_expert_parallel": "`parallel` (`+ ep`)",
     "data_parallel_size": "`parallel` (`dp(N)`) and `nodes`",
+    "pipeline_parallel_size": "`parallel` (`pp(N)`) and `nodes`",
     "quantization": "`checkpoint`",
     "max_model_len": "`max_model_len`",
     "max_num_seqs": "`max_num_seqs`",
@@ -59,14 +60,24 @@ def _flag_name(token: str) -> str:
     return "--" + name[2:].replace("_", "-") if name.startswith("--") else name
 
 
-def _is_managed(token: str) -> bool:
+def _spans_nodes_in_stages(plan: Plan) -> bool:
+    """A pipeline over nodes: the compiler writes vLLM's multi-node rendezvous for it."""
+    return any(pool.pp > 1 and pool.nodes > 1 for pool in plan.pools)
+
+
+def _managed_flags(plan: Plan) -> tuple[str, ...]:
+    """The flags the compiler writes for this plan: the rendezvous only for a pipeline over nodes."""
+    return MANAGED_FLAGS + RENDEZVOUS_FLAGS if _spans_nodes_in_stages(plan) else MANAGED_FLAGS
+
+
+def _is_managed(token: str, flags: tuple[str, ...]) -> bool:
     """Whether a flag sets what a managed flag sets, under any of vLLM's spellings."""
     from spark_dsl.vllm_flags import flag_table
 
     options: dict[str, str] = flag_table()["options"]
     name = _flag_name(token)
-    managed = {options.get(f, f) for f in MANAGED_FLAGS}
-    return name in MANAGED_FLAGS or options.get(name) in managed
+    managed = {options.get(f, f) for f in flags}
+    return name in flags or options.get(name) in managed
 
 
 @rule(
@@ -85,9 +96,9 @@ def managed_flags(plan: Plan) -> Iterator[Finding]:
     setting = _extra_args(plan)
     if setting is None:
         return
-    items = _items(plan, setting)
+    items, flags = _items(plan, setting), _managed_flags(plan)
     for index, token in enumerate(setting.value):
-        if token.startswith("-") and _is_managed(token):
+        if token.startswith("-") and _is_managed(token, flags):
             count = _with_value(setting.value, index)
             yield Finding(
                 f"`{token}` in `extra_args` is a flag the compiler manages",
@@ -119,6 +130,8 @@ def _managed_help(plan: Plan, token: str) -> str:
     if forbidden is not None:
         return f"remove it: {forbidden}"
     key = _KEY_OF.get(dest or "")
+    if dest in {flag.lstrip("-").replace("-", "_") for flag in RENDEZVOUS_FLAGS}:
+        return "remove it: the compiler writes vLLM's multi-node rendezvous for a pipeline over nodes"
     if key is None:
         return "remove it: the compiler writes it for every launch"
     return f"remove it, and set {key} instead (see `spark explain SPK902`)"
@@ -193,7 +206,7 @@ def unknown_flags(plan: Plan) -> Iterator[Finding]:
         if index is not None:
             token = setting.value[index]
             suggestion = problem.suggestion
-            if suggestion is not None and not _is_managed(suggestion):
+            if suggestion is not None and not _is_managed(suggestion, _managed_flags(plan)):
                 # The full spelling, any `=value` kept; a spelling the compiler manages is SPK902's.
                 written = suggestion + token[len(problem.option) :]
                 help_text = f"write `{suggestion}`"
@@ -230,8 +243,9 @@ def _quoted(text: str) -> str:
 )
 def managed_env(plan: Plan) -> Iterator[Finding]:
     source = plan.deployment.source
+    managed = MANAGED_ENV + RENDEZVOUS_ENV if _spans_nodes_in_stages(plan) else MANAGED_ENV
     for name, setting in plan.serve.block("env").entries().items():
-        if name in MANAGED_ENV:
+        if name in managed:
             mine = setting.origin.file == source.name
             yield Finding(
                 f"`{name}` in `serve.env` is a variable the compiler manages",

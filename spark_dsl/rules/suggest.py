@@ -14,13 +14,15 @@ from spark_dsl.syntax import ast
 from spark_dsl.values import Parallel
 
 
-def pool_parallel(pool: Pool, *, ep: bool | None = None, dp: bool = True) -> Parallel:
+def pool_parallel(plan: Plan, pool: Pool, *, ep: bool | None = None, dp: bool = True) -> Parallel:
     """The parallelism that fills a pool: TP = GPUs per node, `dp(N)` over N nodes (or, where the
-    spec splits a replica into pipeline stages, `pp(N)`: one stage per node), EP as it was."""
+    spec splits a replica into pipeline stages, `pp(N)`: one stage per node, while the model has a
+    layer for each; SPK229), EP as it was."""
     spread = pool.nodes if dp and pool.nodes > 1 else None
-    if pool.pp > 1:
-        return Parallel(has_tp=True, ep=pool.ep if ep is None else ep, pp=spread)
-    return Parallel(has_tp=True, ep=pool.ep if ep is None else ep, dp=spread)
+    expert = pool.ep if ep is None else ep
+    if pool.pp > 1 and (spread or 0) <= plan.model.architecture.layers:
+        return Parallel(has_tp=True, ep=expert, pp=spread)
+    return Parallel(has_tp=True, ep=expert, dp=spread)
 
 
 def spelled(parallel: Parallel) -> str:

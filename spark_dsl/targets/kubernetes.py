@@ -346,7 +346,10 @@ def render(job: Job) -> str:
     objects = manifest.objects()
     secrets = sorted({(ref.name, ref.key or "value") for launch in job.launches for _, ref in launch.secrets})
     needs = ", ".join(f"{name} (key {key})" for name, key in secrets)
-    reads = "node rank" if any(pool.pp > 1 for pool in job.plan.pools) else "start rank"
+    # What LWS_WORKER_INDEX feeds: a pipeline's node rank, data parallelism's start rank.
+    reads = " and ".join(
+        sorted({"node rank" if pool.pp > 1 else "start rank" for pool in job.plan.pools if pool.nodes > 1})
+    )
     header = job.header(
         "Apply with `kubectl apply -f kubernetes.yaml`" + (f"; create the Secrets first: {needs}." if needs else "."),
         *(

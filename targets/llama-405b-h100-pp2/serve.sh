@@ -30,6 +30,8 @@ case "$SPARK_NODE_RANK" in
     SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
     SPARK_HEAD_ADDRESS="${SPARK_HEAD_ADDRESS:-${SPARK_NODE_ADDRESS}}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+    export VLLM_HOST_IP="${SPARK_NODE_ADDRESS}"
     exec vllm serve meta-llama/Llama-3.1-405B-Instruct \
       --port 8000 \
       --tensor-parallel-size 8 \
@@ -43,8 +45,10 @@ case "$SPARK_NODE_RANK" in
       --max-num-seqs 16
     ;;
   1)
+    SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
     : "${SPARK_HEAD_ADDRESS:?set SPARK_HEAD_ADDRESS or pass it as an argument}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    export VLLM_HOST_IP="${SPARK_NODE_ADDRESS}"
     exec vllm serve meta-llama/Llama-3.1-405B-Instruct \
       --tensor-parallel-size 8 \
       --pipeline-parallel-size 2 \

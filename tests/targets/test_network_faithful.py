@@ -80,12 +80,16 @@ def test_two_node_pipeline_job_comes_up(network_cluster, job_dir: Path, vllm_stu
     assert "spark: llama-405b-h100-pp2 is ready" in job.output
     head, worker = by_node(records)["node1"], by_node(records)["node2"]
     address = network_cluster.node_address(1)
-    # torch's TCP store listens on every interface; the head and the worker reach it at the head's address.
-    assert head["network"]["bound"] == [
-        {"what": "pipeline master store", "host": "0.0.0.0", "address": "0.0.0.0", "port": 29501}
-    ]
+    # torch's TCP store listens on every interface; the head and the worker reach it at the head's
+    # address. The head's message queue binds on its VLLM_HOST_IP, the node's own address, and the
+    # worker reaches it there.
+    store, queue = head["network"]["bound"]
+    assert store == {"what": "pipeline master store", "host": "0.0.0.0", "address": "0.0.0.0", "port": 29501}
+    assert (queue["what"], queue["address"]) == ("message queue", address)
+    assert head["env"]["VLLM_HOST_IP"] == address and worker["env"]["VLLM_HOST_IP"] == network_cluster.node_address(2)
     assert head["network"]["pipeline_nodes_from"] == [network_cluster.node_address(2)]
     assert worker["network"]["pipeline_joined"] == f"{address}:29501"
+    assert worker["network"]["message_queue"] == head["network"]["message_queue"]
     assert all(r["exit_code"] == 0 for r in records)
 
 

@@ -134,7 +134,8 @@ def test_declared_models_launch_with_flags_vllm_parses(
     )
     # A pipeline over two nodes: vLLM's multiprocessing rendezvous, the second node headless.
     assert any("--pipeline-parallel-size 2" in a and "--node-rank 1" in a and a.endswith("--headless") for a in flat)
-    assert not [env for env in _envs(tmp_path) if env]  # no recipe env (the AITER switch on AMD)
+    # No recipe env (the AITER switch on AMD); a pipeline's nodes advertise their own address.
+    assert [env for env in _envs(tmp_path) if env] == [(("VLLM_HOST_IP", "${SPARK_NODE_ADDRESS}"),)] * 2
     vllm_assert_all_ok(vllm_verify(argvs, []))
 
 
