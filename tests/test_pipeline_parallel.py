@@ -252,3 +252,15 @@ def test_the_stub_pipeline_head_takes_only_a_node_of_its_own_group(tmp_path: Pat
     assert (head, worker) == (1, 1) and "is not this pipeline's" in err
     wider = ["--tensor-parallel-size", "8", "--pipeline-parallel-size", "3", "--nnodes", "3"]
     assert _stub_pipeline(_free_port(), wider, tmp_path)[:2] == (1, 1)
+
+
+def test_weights_too_big_for_a_node_point_at_a_pipeline_over_nodes(tmp_path: Path) -> None:
+    text = SPEC.read_text(encoding="utf-8")
+    model = text[text.index("model llama-3-1-405b") : text.index("deployment")]
+    result = _run(tmp_path, "  model = llama-3-1-405b\n  accelerator = h100\n", models=model)
+    (d,) = result.diagnostics
+    # 811 GB over 8 x 80 GB x 0.92 = 588.8 GB a node: two stages hold it.
+    assert d.code == "SPK301" and d.help.endswith("or a pipeline over 2 nodes: `nodes = 2` and `parallel = tp + pp(2)`")
+    # Muse Spark Open's recipe has no pipeline to offer (SPK231).
+    muse = _run(tmp_path, "  model = muse-spark-open\n  accelerator = b200\n  checkpoint = bf16\n", models="")
+    assert "pipeline" not in next(d for d in muse.diagnostics if d.code == "SPK301").help

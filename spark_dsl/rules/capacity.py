@@ -80,7 +80,8 @@ def _weights_note(plan: Plan, est: CapacityEstimate) -> tuple[str, None]:
     "error",
     "weights exceed one replica's memory",
     checks="The chosen checkpoint's weights exceed the memory of one model replica: GPUs per replica x "
-    "per-GPU memory x gpu_memory_utilization. A replica is one tensor-parallel group.",
+    "per-GPU memory x gpu_memory_utilization. A replica is one tensor-parallel group, times its "
+    "pipeline stages (`pp(N)`).",
     basis="The recipe sizes the checkpoints before KV cache: BF16 about 1.64 TB, Quark MXFP4 about "
     "509 GB, NVFP4 about 533 GB. BF16 on 8 x B200 needs 1.64 TB > 1.44 TB x 0.92 = 1.325 TB.",
     failing="accelerator = b200\ncheckpoint  = bf16",
@@ -119,7 +120,24 @@ def _weights_culprit(plan: Plan, est: CapacityEstimate) -> tuple[Resolved | None
     if gpus.explicit and gpus.value < whole and est.weights_gb <= whole * est.memory_per_gpu_gb * est.utilization:
         return gpus, f"use all {whole} GPUs of a node: `gpus = {whole}`", None, str(whole)
     at = ckpt if ckpt is not None and ckpt.explicit else gpus if gpus.explicit else plan.settings["accelerator"]
-    return at, "use accelerators with more memory, or a smaller checkpoint", None, None
+    return (
+        at,
+        "use accelerators with more memory, or a smaller checkpoint" + _over_nodes(plan, est, node_gb),
+        None,
+        None,
+    )
+
+
+def _over_nodes(plan: Plan, est: CapacityEstimate, node_gb: float) -> str:
+    """For a model outside the recipe served by one replica: the pipeline over nodes that holds it
+    (vLLM's advice for a model too large for one node; SPK229 caps the stages at the layers)."""
+    (pool, *others) = plan.pools
+    stages = ceil(est.weights_gb / node_gb) if node_gb > 0 else 0
+    if plan.model.id == catalog.load().recipe.model or others or pool.dp is not None or pool.pp > 1:
+        return ""
+    if not 2 <= stages <= plan.model.architecture.layers:
+        return ""
+    return f", or a pipeline over {stages} nodes: `nodes = {stages}` and `parallel = tp + pp({stages})`"
 
 
 @rule(
