@@ -264,3 +264,11 @@ def test_weights_too_big_for_a_node_point_at_a_pipeline_over_nodes(tmp_path: Pat
     # Muse Spark Open's recipe has no pipeline to offer (SPK231).
     muse = _run(tmp_path, "  model = muse-spark-open\n  accelerator = b200\n  checkpoint = bf16\n", models="")
     assert "pipeline" not in next(d for d in muse.diagnostics if d.code == "SPK301").help
+
+
+def test_one_stage_is_no_pipeline(tmp_path: Path) -> None:
+    body = "  model = muse-spark-open\n  accelerator = b200\n  parallel = tp + pp(1) + ep\n"
+    result = _run(tmp_path, body, models="")
+    assert result.diagnostics == []  # not SPK231: one stage leaves nothing of the recipe
+    ((_, (launch,)),) = result.planned()
+    assert "--pipeline-parallel-size" not in launch.argv

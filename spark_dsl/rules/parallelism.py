@@ -251,7 +251,7 @@ def pp_without_dp(plan: Plan) -> Iterator[Finding]:
 def pp_outside_recipe(plan: Plan) -> Iterator[Finding]:
     for pool in plan.pools:
         written: Parallel = pool.parallel.value
-        if written.pp is None:
+        if pool.pp == 1:  # `pp(1)` is one stage: no pipeline to leave the recipe with
             continue
         instead = _as_replicas(pool)
         allowed = bool(plan.value("allow_unvalidated"))
