@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,8 +75,17 @@ class Loader:
     _model_scopes: dict[Path, dict[str, DeclaredModel]] = field(default_factory=dict)
     _loading: list[Path] = field(default_factory=list)
     # Each path resolved once per run: a spec's import of a shared file, and the file itself,
-    # cost a walk of every folder above them each time (most of a clean spec's import).
+    # cost a walk of every folder above them each time (most of a clean spec's import). The
+    # pipeline hands in its Projects' answers (`resolve`): it resolved each spec already, to find
+    # its project.
+    resolve: Callable[[Path], Path | spec_files.Unreadable] | None = None
     _resolved: dict[Path, Path | spec_files.Unreadable] = field(default_factory=dict)
+    # What each import names, by importing file and written path, resolved (`scope` and
+    # `model_scope` both ask, for every spec that imports the shared profile file), and whether a
+    # resolved import stays inside the root: building and comparing paths cost more than the rest
+    # of an import.
+    _imports: dict[tuple[Path, str], Path | spec_files.Unreadable] = field(default_factory=dict)
+    _inside: dict[Path, bool] = field(default_factory=dict)
     _real_root: Path | None = None
     # Profiles merged with what they extend, once each, so a profile shared by many
     # deployments (or reached along many paths) is merged once.
@@ -132,6 +142,8 @@ class Loader:
         return self.files[path]
 
     def _resolve(self, path: Path) -> Path | spec_files.Unreadable:
+        if self.resolve is not None:
+            return self.resolve(path)
         found = self._resolved.get(path)
         if found is None:
             found = self._resolved[path] = spec_files.resolve(path)
@@ -206,16 +218,33 @@ class Loader:
             ),
         )
 
+    def _import_target(self, source: SourceFile, raw: str) -> Path | spec_files.Unreadable:
+        """What an import written `raw` in `source` names, resolved."""
+        key = (source.path, raw)
+        found = self._imports.get(key)
+        if found is None:
+            found = self._imports[key] = self._resolve(source.path.parent / raw)
+        return found
+
+    def _root_real(self) -> Path:
+        if self._real_root is None:
+            self._real_root = self.root.resolve()
+        return self._real_root
+
+    def _within_root(self, target: Path) -> bool:
+        inside = self._inside.get(target)
+        if inside is None:
+            inside = self._inside[target] = target.is_relative_to(self._root_real())
+        return inside
+
     def _import(self, source: SourceFile, imp: ast.Import) -> SourceFile | None:
         raw = imp.path.value
-        resolved = self._resolve(source.path.parent / raw)
+        resolved = self._import_target(source, raw)
         if isinstance(resolved, spec_files.Unreadable):  # a NUL, a symlink loop, a name too long
             return self._unreadable(source.path.parent / raw, resolved, (source, imp))
         target = resolved
-        if self._real_root is None:
-            self._real_root = self.root.resolve()
-        root = self._real_root
-        if not target.is_relative_to(root):
+        if not self._within_root(target):
+            root = self._root_real()
             self.sink.error(
                 "SPK112",
                 f'import "{spec_files.printable(raw)}" leaves the project root',
@@ -283,7 +312,7 @@ class Loader:
 
     def _imported(self, source: SourceFile, imp: ast.Import) -> SourceFile | None:
         """A file an import brought in, already loaded by `scope` (None if it could not be)."""
-        resolved = self._resolve(source.path.parent / imp.path.value)
+        resolved = self._import_target(source, imp.path.value)
         return None if isinstance(resolved, spec_files.Unreadable) else self.files.get(resolved)
 
     def _add_model(

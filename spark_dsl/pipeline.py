@@ -109,7 +109,7 @@ def collect_paths(paths: list[str], root: Path | Projects, skipped: list[str] | 
         raise UsageError(str(err)) from None
     unique: dict[Path, Path] = {}
     for p in found:
-        real = files.resolve(p)
+        real = projects.resolved(p)
         unique.setdefault(real if isinstance(real, Path) else p, p)
     return list(unique.values())
 
@@ -178,7 +178,9 @@ def _run(
         project_root = projects.of(path).root
         loader = loaders.get(project_root)
         if loader is None:
-            loader = loaders[project_root] = Loader(project_root, sink, overlays=resolved_overlays)
+            loader = loaders[project_root] = Loader(
+                project_root, sink, overlays=resolved_overlays, resolve=projects.resolved
+            )
         source = loader.source(path)
         if source is None:
             continue

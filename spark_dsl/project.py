@@ -97,6 +97,18 @@ class Projects:
     # Where each path asked about starts its search: a run asks of every file two or three times
     # (its folder's scan, the loader, the settings), and each answer walked every folder above it.
     _starts: dict[Path, Path] = field(default_factory=dict)
+    # Each path resolved once per run, for the search and for the loader alike: resolving walks
+    # every folder above the path with lstat, and a run asked it twice of every spec (and resolved
+    # a forced root again for every file).
+    _resolved: dict[Path, Path | files.Unreadable] = field(default_factory=dict)
+    _forced_real: Path | None = None  # `forced`, resolved once
+
+    def resolved(self, path: Path) -> Path | files.Unreadable:
+        """`files.resolve(path)`, remembered for the run."""
+        found = self._resolved.get(path)
+        if found is None:
+            found = self._resolved[path] = files.resolve(path)
+        return found
 
     def of(self, path: Path) -> Project:
         """The project of a file (searched from its folder) or of a folder (from itself).
@@ -115,8 +127,10 @@ class Projects:
 
     def _start(self, path: Path) -> Path:
         if self.forced is not None:
-            return self.forced.resolve()
-        real = files.resolve(path)
+            if self._forced_real is None:
+                self._forced_real = self.forced.resolve()
+            return self._forced_real
+        real = self.resolved(path)
         if isinstance(real, files.Unreadable):
             return Path(os.path.abspath(path)).parent
         return real if _is(real, stat.S_ISDIR) else real.parent
