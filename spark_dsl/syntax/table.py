@@ -9,7 +9,9 @@ tests/test_parser_driver.py fails when the shipped table is not what the grammar
 compares the driver that reads it (spark_dsl.syntax.lalr) with Lark's own parser. The table holds:
 
 - `scan`: SparkLexer's pattern (one alternation whose named groups are the terminals), the
-  names it skips (`ignore`) and the keywords it retypes, as spark_dsl.syntax.lexer scans;
+  names it skips (`ignore`) and the keywords it retypes, as spark_dsl.syntax.lexer scans; and
+  `skip`, the skipped terminals no callback receives (whitespace), which the driver consumes in
+  front of each token rather than as a token of their own;
 - `states`: per state, the action on each symbol: a state number to shift to (or to go to after
   a reduction), or `-1 - n` to reduce by rule `n`; numbered from the start state in the order a
   breadth-first walk over sorted symbols meets them, so the file depends on the grammar only;
@@ -79,6 +81,11 @@ def generate() -> dict[str, Any]:
             "pattern": lexer.pattern.pattern,
             "ignore": sorted(lexer.ignore),
             "keywords": {owner: dict(sorted(words.items())) for owner, words in sorted(lexer.keywords.items())},
+            "skip": "|".join(
+                t.pattern.to_regexp()
+                for t in sorted(lark.terminals, key=lambda t: t.name)
+                if t.name in lexer.ignore and t.name not in lexer.callbacks
+            ),
         },
         "start": 0,
         "end": number[conf.end_state],
@@ -89,10 +96,6 @@ def generate() -> dict[str, Any]:
 
 def render(table: dict[str, Any]) -> str:
     return json.dumps(table, indent=1, sort_keys=False, ensure_ascii=True) + "\n"
-
-
-if __name__ == "__main__":
-    sys.stdout.write(render(generate()))
 
 
 def _numbered(conf: Any) -> tuple[dict[int, int], list[int], dict[Any, int]]:
@@ -139,3 +142,8 @@ def _callback_steps(callback: Any) -> tuple[list[Any], str | None]:
         else:
             raise ValueError(f"a callback the driver cannot replay: {callback!r}")
         callback = callback.node_builder
+
+
+# At the end: the helpers above are defined by the time it runs.
+if __name__ == "__main__":
+    sys.stdout.write(render(generate()))
