@@ -8,7 +8,7 @@ from typing import Any
 from spark_dsl.span import Span
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Origin:
     """Where a value was written: its file and span, and the profile that supplied it."""
 
@@ -17,8 +17,22 @@ class Origin:
     key_span: Span
     profile: str | None = None
 
+    # Written out through the slots' descriptors, as Span's is (spark_dsl/span.py): every
+    # setting and body of a spec has one.
+    def __init__(self, file: str, span: Span, key_span: Span, profile: str | None = None) -> None:
+        _set_file(self, file)
+        _set_span(self, span)
+        _set_key_span(self, key_span)
+        _set_profile(self, profile)
+
     def describe(self) -> str:
         return f"profile {self.profile}" if self.profile else "user"
+
+
+_set_file = Origin.__dict__["file"].__set__
+_set_span = Origin.__dict__["span"].__set__
+_set_key_span = Origin.__dict__["key_span"].__set__
+_set_profile = Origin.__dict__["profile"].__set__
 
 
 @dataclass(frozen=True, slots=True)

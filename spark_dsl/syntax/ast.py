@@ -7,10 +7,20 @@ from dataclasses import dataclass
 from spark_dsl.span import Span
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Ident:
     name: str
     span: Span
+
+    # Written out through the slots' descriptors, as Span's is (spark_dsl/span.py): every name
+    # of a spec is one, the most made node of a parse.
+    def __init__(self, name: str, span: Span) -> None:
+        _set_name(self, name)
+        _set_span(self, span)
+
+
+_set_name = Ident.__dict__["name"].__set__
+_set_span = Ident.__dict__["span"].__set__
 
 
 # ---- values ---------------------------------------------------------------

@@ -148,7 +148,7 @@ class AstBuilder:
             extends = rest[0]
             rest = rest[1:]
         lbrace, body_entries, rbrace = rest
-        body = ast.Body(tuple(body_entries), Span(_span(lbrace).start, _span(rbrace).end))
+        body = ast.Body(tuple(body_entries), Span(lbrace.start_pos or 0, rbrace.end_pos or 0))
         return name, extends, body, _node_span(c[0], rbrace)
 
     def profile(self, c: list[Any]) -> ast.Profile:
@@ -159,7 +159,7 @@ class AstBuilder:
 
     def model_decl(self, c: list[Any]) -> ast.ModelDecl:
         keyword, name_tok, lbrace, body_entries, rbrace = c
-        body = ast.Body(tuple(body_entries), Span(_span(lbrace).start, _span(rbrace).end))
+        body = ast.Body(tuple(body_entries), Span(lbrace.start_pos or 0, rbrace.end_pos or 0))
         return ast.ModelDecl(ast.Ident(_name(name_tok), _span(name_tok)), (), body, _node_span(keyword, rbrace))
 
     def extends(self, c: list[Any]) -> tuple[ast.Ident, ...]:
@@ -183,7 +183,7 @@ class AstBuilder:
             tok = c[1]
             label = ast.Ident(unescape(tok) if tok.type == "STRING" else _name(tok), _span(tok))
         lbrace, entries, rbrace = c[-3:]
-        body = ast.Body(tuple(entries), Span(_span(lbrace).start, _span(rbrace).end))
+        body = ast.Body(tuple(entries), Span(lbrace.start_pos or 0, rbrace.end_pos or 0))
         return ast.Block(kind, label, body, _node_span(c[0], rbrace))
 
     # values
