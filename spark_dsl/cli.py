@@ -129,6 +129,7 @@ main.command_class = ConventionsCommand
 def checked_run(paths: tuple[str, ...], root: Path | None, overlays: dict[Path, str] | None = None) -> Any:
     """Runs the pipeline over the paths (`-` is standard input); usage errors exit 2, internal
     failures exit 3. `-d`, `--show-settings` and the project settings apply here."""
+    import gc
     import stat
 
     from spark_dsl import cli_options
@@ -165,10 +166,21 @@ def checked_run(paths: tuple[str, ...], root: Path | None, overlays: dict[Path, 
     def note(path: Path) -> None:
         _Current.path = printable(str(path))
 
+    # The run's objects (a few hundred per spec, no cycles among them) live until the command
+    # exits. The pipeline keeps the cyclic collector off while it runs; switched back on with all
+    # of them in its youngest generation, its next passes (and the one at exit) walked them all
+    # for nothing: 60 ms of a check of 1,000 specs. Frozen, they are left out of every pass, and
+    # each is still freed when its last reference goes.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         result = run(files, projects, overlays, on_file=note)
     except Exception as err:
         _internal_failure(err)
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
     if conventions.deployments:
         problem = cli_options.only_deployments(result, conventions.deployments, paths)
         if problem is not None:
