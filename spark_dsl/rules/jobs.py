@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
-from spark_dsl.targets.bench import INPUT_TOKENS, OUTPUT_TOKENS
+from spark_dsl.targets.pack_values import INPUT_TOKENS, OUTPUT_TOKENS
 from spark_dsl.units import format_count
 
 

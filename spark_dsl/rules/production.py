@@ -23,7 +23,7 @@ from spark_dsl.rules.targets import (
 )
 from spark_dsl.span import Location, Span
 from spark_dsl.targets import kubernetes_budget as budget
-from spark_dsl.targets.kubernetes_scheduling import EFFECTS
+from spark_dsl.targets.pack_values import EFFECTS
 from spark_dsl.values import Setting
 
 # Two B200 nodes per replica (16 GPUs), as the budget fixtures use.

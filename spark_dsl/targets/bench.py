@@ -21,14 +21,12 @@ from spark_dsl.plan.launches import model_id
 from spark_dsl.plan.model import Plan
 from spark_dsl.targets import endpoint
 from spark_dsl.targets.common import Job
+from spark_dsl.targets.pack_values import INPUT_TOKENS, OUTPUT_TOKENS
 from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell_words import joined, quote
 
 FILE_NAME = "bench.sh"
 ROUNDS = 10
-# vllm bench serve's own defaults (vllm/benchmarks/datasets/datasets.py, add_random_dataset_args).
-INPUT_TOKENS = 1024
-OUTPUT_TOKENS = 128
 TOKENIZER = "SPARK_BENCH_TOKENIZER"
 RESULTS = "SPARK_BENCH_RESULTS"
 

@@ -11,9 +11,6 @@ from typing import Any
 from spark_dsl.schema import BlockSpec, KeySpec, Kind
 from spark_dsl.targets.common import Job
 
-# Taint effects a toleration may name (core/v1 Toleration.effect); "" tolerates every effect.
-EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-
 KEYS = (
     KeySpec("priority_class", Kind.STRING, "PriorityClass of every pod", default="the cluster's"),
     KeySpec("service_account", Kind.STRING, "ServiceAccount every pod runs as", default="the namespace's"),
