@@ -200,7 +200,7 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
                 "gpu_memory_utilization",
                 Kind.FRACTION,
                 "fraction of GPU memory vLLM may use, in (0, 1]",
-                default="0.92",
+                default=f"{cat.thresholds.gpu_memory_utilization:g}",
             ),
             KeySpec(
                 "allow_unvalidated",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,42 @@ def test_typed_views_read_the_recipe() -> None:
     assert cat.needs_fp4("nvfp4") and not cat.needs_fp4("mxfp4")
     assert cat.smallest_kv_cache_dtype() == "fp8"
     assert cat.examples() == ("b200", "muse-spark-open", "nvfp4")
+
+
+def test_vendor_capabilities_and_the_flags_extra_args_must_not_set() -> None:
+    """The AMD path's limits are catalog facts; its forbidden flags are its `forbids` plus each
+    required setting a flag sets (SPK209's model runner is an environment variable, so none)."""
+    amd, nvidia = catalog.load().vendor("amd"), catalog.load().vendor("nvidia")
+    limits = ("data_parallel", "disaggregation", "multimodal", "multi_node", "rust_frontend")
+    assert [getattr(amd, f) for f in limits] == [False] * 5 and amd.long_context_restricted
+    assert [getattr(nvidia, f) for f in limits] == [True] * 5 and not nvidia.long_context_restricted
+    assert [(f.flag, f.negative, f.code) for f in amd.forbids] == [
+        ("data_parallel_size", False, "SPK204"),
+        ("kv_transfer_config", False, "SPK205"),
+        ("limit_mm_per_prompt", False, "SPK206"),
+        ("enable_prefix_caching", False, "SPK207"),  # `prefix_caching = true` is the error
+        ("enable_chunked_prefill", True, "SPK208"),  # `chunked_prefill = false`: `--no-enable-...`
+    ]
+    assert amd.forbids[3].reason == "the AMD path runs with prefix caching off"
+    assert nvidia.forbids == ()
+
+
+def test_a_rule_reads_its_vendor_capability_from_the_catalog(
+    project: Callable[[dict[str, str]], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One catalog fact is the whole change: with `data_parallel` and `multi_node` off for NVIDIA,
+    the rules written for the AMD path (SPK204, SPK216) report an NVIDIA spec."""
+    from spark_dsl.pipeline import run
+
+    spec = "deployment d {\n  model = muse-spark-open\n  accelerator = b200\n"
+    spec += "  nodes = 2\n  parallel = dp(2) + tp + ep\n}\n"
+    root = project({"a.spark": spec})
+    assert {d.code for d in run([root / "a.spark"], root).diagnostics} == set()
+    real = catalog.load()
+    vendors = {**real.recipe.vendors, "nvidia": real.vendor("nvidia")._replace(data_parallel=False, multi_node=False)}
+    changed = real._replace(recipe=real.recipe._replace(vendors=vendors))
+    monkeypatch.setattr(catalog, "load", lambda: changed)
+    assert {d.code for d in run([root / "a.spark"], root).diagnostics} >= {"SPK204", "SPK216"}
 
 
 def test_facts_of_rules_md() -> None:

@@ -55,8 +55,13 @@ def _facts() -> tuple[re.Pattern[str], tuple[str, ...]]:
         if runtime.compose_devices is not None:
             verbatim |= set(runtime.compose_devices.devices)
     alternatives = "|".join(sorted(map(re.escape, words), key=len, reverse=True))
-    # Longest first, so `vllm/vllm-openai-rocm` is named rather than its prefix.
-    return re.compile(rf"(?<![\w-])({alternatives})(?![\w-])", re.IGNORECASE), tuple(
+    # The vendor (recipe path) ids as code spells them, `plan.path == "amd"`: matched in their own
+    # case only, since a message names the vendor in prose ("the AMD path"), which is text for a
+    # reader like a code's documentation, while the id is a recipe fact a rule would act on.
+    vendors = "|".join(sorted(map(re.escape, {*recipe.vendors, *recipe.paths}), key=len, reverse=True))
+    # Longest first, so `vllm/vllm-openai-rocm` is named rather than its prefix; an id before a
+    # dot is a domain's (`amd.com/gpu`), named by the verbatim facts below.
+    return re.compile(rf"(?<![\w-])({alternatives}|(?-i:(?:{vendors})(?!\.)))(?![\w-])", re.IGNORECASE), tuple(
         sorted(verbatim, key=len, reverse=True)
     )
 
@@ -128,17 +133,20 @@ def test_the_grep_finds_each_kind_of_fact() -> None:
         'DEV = ["/dev/kfd"]\n'
         'ENV = "VLLM_ROCM_USE_AITER"\n'
         'KV = "fp8"\n'
+        'def g(plan):\n    return plan.path == "amd"\n'
     )
     facts = [fact for _, _, fact in recipe_literals(source)]
     assert facts == [
         "mi355x",
         "NVFP4",
+        "nvidia",
         "flashinfer",
         "vllm/vllm-openai-rocm",
         "amd.com/gpu",
         "/dev/kfd",
         "VLLM_ROCM_USE_AITER",
         "fp8",
+        "amd",
     ]
 
 
@@ -148,5 +156,7 @@ def test_documentation_and_neighbouring_words_are_not_facts() -> None:
         'rule("SPK1", "error", "title with MXFP4", checks="on mi355x", failing="accelerator = b200")\n'
         'KV = "fp8_e4m3x"\n'
         'NAME = "b2000"\n'
+        'MESSAGE = "the AMD path runs with prefix caching off"\n'
+        'FLAG = "--amdgpu"\n'
     )
     assert recipe_literals(source) == []

@@ -168,11 +168,32 @@ class VendorRuntime(NamedTuple):
     compose_devices: ComposeDevices | None
 
 
+class Forbid(NamedTuple):
+    """A vLLM flag `serve.extra_args` must not set on a vendor's path, as its setting is an error there."""
+
+    # vLLM's destination name of the flag (`data_parallel_size`).
+    flag: str
+    # Whether the flag's negative spelling (`--no-...`) is the forbidden one.
+    negative: bool
+    code: str
+    reason: str
+
+
 class Vendor(NamedTuple):
     name: str
     validated_alternative: str
     workload_policy: bool
     attention_instead: str
+    # What the recipe validates on the vendor's path; each one left out is a rule (recipe.yaml).
+    data_parallel: bool
+    disaggregation: bool
+    multimodal: bool
+    multi_node: bool
+    rust_frontend: bool
+    # Long context must take the recipe's long-context configuration (SPK211-SPK214).
+    long_context_restricted: bool
+    # The `forbids` entries and the `required_settings` of the vendor that have a flag.
+    forbids: tuple[Forbid, ...]
     env: tuple[tuple[str, str], ...]
     online_quantization_env: str | None
     runtime: VendorRuntime
@@ -184,6 +205,8 @@ class RequiredSetting(NamedTuple):
     code: str
     vendor: str
     key: str
+    # vLLM's destination of the flag that sets `key`; None when an environment variable does.
+    flag: str | None
     bad: str
     good: str
     title: str
@@ -284,7 +307,17 @@ def _accelerator(accelerator_id: str, raw: dict[str, Any]) -> Accelerator:
     return Accelerator(id=accelerator_id, **{**raw, "sources": MappingProxyType(raw.get("sources", {}))})
 
 
-def _vendor(name: str, raw: dict[str, Any]) -> Vendor:
+def _forbids(name: str, raw: dict[str, Any], required: tuple[RequiredSetting, ...]) -> tuple[Forbid, ...]:
+    """The vendor's `forbids`, then each of its required settings set by a flag: writing the
+    setting as `bad` is the error, so the flag's spelling that writes `bad` is the forbidden one."""
+    listed = [Forbid(f["flag"], False, f["code"], f["reason"]) for f in raw["forbids"]]
+    listed += [
+        Forbid(r.flag, r.bad == "false", r.code, r.message) for r in required if r.vendor == name and r.flag is not None
+    ]
+    return tuple(listed)
+
+
+def _vendor(name: str, raw: dict[str, Any], required: tuple[RequiredSetting, ...]) -> Vendor:
     runtime = raw["runtime"]
     devices = runtime["compose_devices"]
     return Vendor(
@@ -292,6 +325,13 @@ def _vendor(name: str, raw: dict[str, Any]) -> Vendor:
         validated_alternative=raw["validated_alternative"],
         workload_policy=raw["workload_policy"],
         attention_instead=raw["attention_instead"],
+        data_parallel=raw["data_parallel"],
+        disaggregation=raw["disaggregation"],
+        multimodal=raw["multimodal"],
+        multi_node=raw["multi_node"],
+        rust_frontend=raw["rust_frontend"],
+        long_context_restricted=raw["long_context_restricted"],
+        forbids=_forbids(name, raw, required),
         env=tuple(raw["env"].items()),
         online_quantization_env=raw["online_quantization_env"],
         runtime=VendorRuntime(
@@ -305,6 +345,7 @@ def _vendor(name: str, raw: dict[str, Any]) -> Vendor:
 
 def _recipe(data: dict[str, Any]) -> Recipe:
     th = data["thresholds"]
+    required = tuple(RequiredSetting(**r) for r in data["required_settings"])
     return Recipe(
         model=data["model"],
         vllm_version=data["vllm_version"],
@@ -327,8 +368,8 @@ def _recipe(data: dict[str, Any]) -> Recipe:
             AttentionBackend(b["name"], b["vllm"], tuple(b["vendors"])) for b in data["attention_backends"]
         ),
         kv_cache_dtypes={d["name"]: d["bytes"] for d in data["kv_cache_dtypes"]},
-        vendors={k: _vendor(k, v) for k, v in data["vendors"].items()},
-        required_settings=tuple(RequiredSetting(**r) for r in data["required_settings"]),
+        vendors={k: _vendor(k, v, required) for k, v in data["vendors"].items()},
+        required_settings=required,
         ports=Ports(**data["ports"]),
     )
 

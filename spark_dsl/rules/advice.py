@@ -186,7 +186,7 @@ def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
 )
 def amd_rust_frontend(plan: Plan) -> Iterator[Finding]:
     fe = plan.settings.get("frontend")
-    if plan.path == "amd" and fe is not None and fe.value == "rust" and fe.explicit:
+    if not plan.vendor.rust_frontend and fe is not None and fe.value == "rust" and fe.explicit:
         yield Finding(
             "the Rust frontend is validated on the NVIDIA path only; on AMD it is an untested optimization",
             fe,

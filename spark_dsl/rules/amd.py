@@ -25,7 +25,7 @@ from spark_dsl.rules.suggest import pool_parallel, set_parallel, spelled
     fixed="accelerator = mi355x\nparallel    = tp",
 )
 def amd_no_dp(plan: Plan) -> Iterator[Finding]:
-    if plan.path != "amd":
+    if plan.vendor.data_parallel:
         return
     for pool in plan.pools:
         if pool.dp is not None:
@@ -57,7 +57,7 @@ def _block_resolved(plan: Plan, kind: str) -> Resolved | None:
     fixed="accelerator = b200\ndisaggregation { }",
 )
 def amd_no_disaggregation(plan: Plan) -> Iterator[Finding]:
-    if plan.path == "amd" and plan.disaggregated:
+    if not plan.vendor.disaggregation and plan.disaggregated:
         block = _block_resolved(plan, "disaggregation")
         source = plan.deployment.source
         fix = None
@@ -84,7 +84,7 @@ def amd_no_disaggregation(plan: Plan) -> Iterator[Finding]:
 )
 def amd_text_only(plan: Plan) -> Iterator[Finding]:
     mods = plan.settings["modalities"]
-    if plan.path == "amd" and set(mods.value) - {"text"}:
+    if not plan.vendor.multimodal and set(mods.value) - {"text"}:
         extra = ", ".join(m for m in mods.value if m != "text")
         yield Finding(
             f"the AMD path serves text only, not {extra}",
@@ -136,7 +136,7 @@ for _required in catalog.load().recipe.required_settings:
     suppressed_by=("SPK205",),
 )
 def amd_one_node(plan: Plan) -> Iterator[Finding]:
-    if plan.path == "amd" and plan.total_nodes > 1:
+    if not plan.vendor.multi_node and plan.total_nodes > 1:
         at = nodes_resolved(plan)
         yield Finding(
             f"the AMD path is validated on one node, found {plan.total_nodes}",

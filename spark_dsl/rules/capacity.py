@@ -17,7 +17,7 @@ def max_num_seqs_allowed(plan: Plan) -> int:
     """The most sequences every rule allows at once: as many as fit at full length in each replica
     (SPK304) and, for long context on AMD, the recipe's limit (SPK213), so their hints agree."""
     limits = [est.sequences_fit for est in plan.capacity if est.sequences_fit >= 1]
-    if plan.path == "amd" and plan.long_context:
+    if plan.vendor.long_context_restricted and plan.long_context:
         limits.append(int(plan.thresholds.long_context_max_num_seqs))
     return max(1, min(limits)) if limits else 1
 

@@ -39,7 +39,7 @@ def _long_context_note(plan: Plan) -> tuple[str, Resolved | None]:
 def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
     ckpt = plan.settings.get("checkpoint")
     allowed = plan.thresholds.long_context_checkpoints
-    if plan.path == "amd" and plan.long_context and ckpt is not None and ckpt.value not in allowed:
+    if plan.vendor.long_context_restricted and plan.long_context and ckpt is not None and ckpt.value not in allowed:
         only = " or ".join(f"`{c}`" for c in allowed)
         yield Finding(
             f"long context on AMD is validated with {only} only, found `{ckpt.value}`",
@@ -61,7 +61,7 @@ def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
     fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\nparallel      = tp",
 )
 def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
-    if plan.path == "amd" and plan.long_context:
+    if plan.vendor.long_context_restricted and plan.long_context:
         for pool in plan.pools:
             if pool.ep:
                 yield Finding(
@@ -86,7 +86,7 @@ def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
     fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8",
 )
 def long_context_seqs(plan: Plan) -> Iterator[Finding]:
-    if plan.path != "amd" or not plan.long_context:
+    if not plan.vendor.long_context_restricted or not plan.long_context:
         return
     limit = plan.thresholds.long_context_max_num_seqs
     seqs = plan.settings.get("max_num_seqs")
@@ -124,7 +124,7 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
 def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
     kv = plan.settings["kv_cache_dtype"]
     allowed = plan.thresholds.long_context_kv_dtypes
-    if plan.path == "amd" and plan.long_context and kv.value not in allowed:
+    if plan.vendor.long_context_restricted and plan.long_context and kv.value not in allowed:
         # The first allowed dtype that is not vLLM's default: the one the recipe names.
         fp8 = next(d for d in allowed if d != "auto")
         yield Finding(

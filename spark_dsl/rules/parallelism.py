@@ -121,7 +121,8 @@ def _arithmetic_culprit(pool: Pool) -> Resolved:
     fixed="accelerator = b200\nnodes       = 2\nparallel    = dp(2) + tp + ep",
 )
 def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
-    if plan.path != "nvidia" or plan.disaggregated:
+    # Where one node is all the path allows, SPK216 says so instead.
+    if not plan.vendor.multi_node or plan.disaggregated:
         return
     (pool,) = plan.pools
     if pool.nodes > 1 and pool.dp is None and pool.pp == 1:

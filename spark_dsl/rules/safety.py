@@ -39,15 +39,6 @@ _KEY_OF = {
     "speculative_config": "`speculative`",
     "kv_transfer_config": "the `disaggregation` block",
 }
-# What the matching setting would be on the AMD path, where the recipe forbids it: the help must
-# not send an AMD user to a key that is an error there. (destination, the negative spelling?)
-_AMD_FORBIDS = {
-    ("enable_prefix_caching", False): "the AMD path runs with prefix caching off (SPK207)",
-    ("enable_chunked_prefill", True): "the AMD path runs with chunked prefill on (SPK208)",
-    ("data_parallel_size", False): "data parallelism is not validated on the AMD path (SPK204)",
-    ("kv_transfer_config", False): "prefill/decode disaggregation is not validated on the AMD path (SPK205)",
-    ("limit_mm_per_prompt", False): "the AMD path serves text only (SPK206)",
-}
 
 
 def _extra_args(plan: Plan) -> Setting | None:
@@ -124,11 +115,12 @@ def _destination(token: str) -> tuple[str | None, bool, bool]:
 
 
 def _managed_help(plan: Plan, token: str) -> str:
-    """Remove it; set the spec's matching key instead, unless the recipe forbids that key here."""
+    """Remove it; set the spec's matching key instead, unless the recipe forbids that key here:
+    the help must not send a user to a key that is an error on the path (the catalog's `forbids`)."""
     dest, negative, _ = _destination(token)
-    forbidden = _AMD_FORBIDS.get((dest or "", negative)) if plan.path == "amd" else None
+    forbidden = next((f for f in plan.vendor.forbids if (f.flag, f.negative) == (dest, negative)), None)
     if forbidden is not None:
-        return f"remove it: {forbidden}"
+        return f"remove it: {forbidden.reason} ({forbidden.code})"
     key = _KEY_OF.get(dest or "")
     if dest in {flag.lstrip("-").replace("-", "_") for flag in RENDEZVOUS_FLAGS}:
         return "remove it: the compiler writes vLLM's multi-node rendezvous for a pipeline over nodes"
