@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, list_item_removal, remove_entry
-from spark_dsl.plan.launches import MANAGED_ENV, MANAGED_FLAGS, RENDEZVOUS_ENV, RENDEZVOUS_FLAGS
+from spark_dsl.plan.managed import MANAGED_ENV, MANAGED_FLAGS, RENDEZVOUS_ENV, RENDEZVOUS_FLAGS
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.syntax import ast
