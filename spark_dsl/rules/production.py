@@ -1,4 +1,4 @@
-"""Production-pack rules (SPK530-SPK536): metrics, the GPU budget, autoscaling, rollouts and
+"""Production-pack rules (SPK530-SPK538): metrics, the GPU budget, autoscaling, rollouts and
 scheduling of `target kubernetes` (docs/production.md).
 
 The budget arithmetic is the target's own (targets/kubernetes_budget.py), so a message's numbers
@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from spark_dsl.diagnostics import Edit, Fix
 from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.safety import _at_item, _drop_items, _extra_args, _flag_name, _items
 from spark_dsl.rules.targets import (
     DNS_SUBDOMAIN,
     LABEL_NAME,
@@ -23,7 +24,7 @@ from spark_dsl.rules.targets import (
 )
 from spark_dsl.span import Location, Span
 from spark_dsl.targets import kubernetes_budget as budget
-from spark_dsl.targets.pack_values import EFFECTS
+from spark_dsl.targets.pack_values import EFFECTS, LB_MODES, STATS_OFF
 from spark_dsl.values import Setting
 
 # Two B200 nodes per replica (16 GPUs), as the budget fixtures use.
@@ -285,6 +286,93 @@ def _add_metrics(plan: Plan, at: Resolved | None) -> Fix | None:
         return None
     where = Location(source.name, Span(start, start))
     return Fix("add `metrics {}`", (Edit(where, "metrics {}\n" + indent),))
+
+
+# ---- what vLLM's own flags do to the scrape -------------------------------------------------
+
+
+def _flags_of(plan: Plan, dests: tuple[str, ...]) -> Iterator[tuple[int, str, Setting, str]]:
+    """(index, token, the setting, vLLM's destination) of each item of `serve.extra_args` that turns on one of vLLM's
+    destinations `dests`, under any of its spellings (`-dph` too), never the `--no-` one."""
+    from spark_dsl.vllm_flags import flag_table
+
+    setting = _extra_args(plan)
+    if setting is None:
+        return
+    table = flag_table()
+    for index, token in enumerate(setting.value):
+        name = _flag_name(token)
+        dest = table["options"].get(name)
+        if dest in dests and name not in table["actions"][dest]["negative"]:
+            yield index, token, setting, str(dest)
+
+
+def _extra_args_finding(
+    plan: Plan, found: tuple[int, str, Setting, str], message: str, why: str, label: str
+) -> Finding:
+    index, token, setting, _ = found
+    items = _items(plan, setting)
+    remove = f"remove `{token}` from `extra_args`"
+    return Finding(
+        message,
+        _at_item(setting, items, index),
+        f"{remove}: {why}",
+        label=label,
+        fix=_drop_items(plan, setting, items, index, 1, remove),
+    )
+
+
+@rule(
+    "SPK537",
+    "warning",
+    "metrics scraped from a vLLM whose stats are off",
+    checks="`target kubernetes` scrapes vLLM (`metrics` with `monitor = pod` or `service`) while "
+    "`serve.extra_args` passes `--disable-log-stats`.",
+    basis="vLLM 0.33.0 creates its Prometheus stat logger only when stats are logged "
+    "(`vllm/v1/engine/async_llm.py`: `if self.log_stats: self.logger_manager = StatLoggerManager(...)`, "
+    "and `log_stats=not engine_args.disable_log_stats`), so `/metrics` still answers but has no "
+    "`vllm:*` series: the dashboard stays empty and an autoscaler reads nothing.",
+    failing='serve {\n  extra_args = ["--disable-log-stats"]\n}\ntarget kubernetes {\n  metrics {}\n}',
+    fixed="serve {\n  extra_args = []\n}\ntarget kubernetes {\n  metrics {}\n}",
+)
+def metrics_without_stats(plan: Plan) -> Iterator[Finding]:
+    body = _body(plan)
+    if body is None or not body.block("metrics").declared or body.block("metrics").value("monitor") == "none":
+        return
+    for found in _flags_of(plan, (STATS_OFF,)):
+        yield _extra_args_finding(
+            plan,
+            found,
+            f"`metrics` scrapes vLLM, but `{found[1]}` in `extra_args` turns off every `vllm:*` series",
+            "vLLM then exports no request, queue or latency metrics for the monitor to scrape",
+            "no vllm:* series",
+        )
+
+
+@rule(
+    "SPK538",
+    "error",
+    "extra_args picks a data-parallel load-balancing mode the launches do not run",
+    checks="`serve.extra_args` passes `--data-parallel-hybrid-lb` (`-dph`) or `--data-parallel-external-lb` (`-dpe`).",
+    basis="spark's launches run vLLM's internal load balancing: one API server on the head, "
+    "`--headless` ranks elsewhere, so each pool's Service and monitor select the head, whose "
+    "`/metrics` carries every rank. vLLM 0.33.0 refuses the other modes on those launches "
+    '(`vllm/engine/arg_utils.py`, `create_engine_config`): hybrid is "not applicable in headless '
+    'mode" and otherwise "requires `--data-parallel-size-local`"; external needs a '
+    "`--data-parallel-rank`, which the compiler manages (SPK902) and does not write.",
+    failing='serve {\n  extra_args = ["--data-parallel-hybrid-lb"]\n}',
+    fixed="serve {\n  extra_args = []\n}",
+)
+def load_balancing_mode(plan: Plan) -> Iterator[Finding]:
+    for found in _flags_of(plan, tuple(LB_MODES)):
+        yield _extra_args_finding(
+            plan,
+            found,
+            f"`{found[1]}` in `extra_args`: vLLM refuses {LB_MODES[found[3]]} on spark's launches",
+            "the launches balance load inside vLLM (the head's API server serves every rank, and its "
+            "`/metrics` carries them all)",
+            "vLLM refuses to start",
+        )
 
 
 # ---- rollouts -------------------------------------------------------------------------------

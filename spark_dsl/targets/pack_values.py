@@ -14,3 +14,11 @@ EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # the request shape of the benchmark job when `workload` leaves a length unset.
 INPUT_TOKENS = 1024
 OUTPUT_TOKENS = 128
+
+# vLLM 0.33.0's serve destinations whose flags, in `serve.extra_args`, change what the monitors scrape
+# (rules/production.py, SPK537 and SPK538; the flags' spellings are read from spark_dsl/data/vllm_flags.json).
+STATS_OFF = "disable_log_stats"
+LB_MODES = {
+    "data_parallel_hybrid_lb": "hybrid load balancing (an API server per node)",
+    "data_parallel_external_lb": "external load balancing (an API server per rank)",
+}
