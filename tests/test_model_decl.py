@@ -195,3 +195,28 @@ def test_a_deployment_picks_any_checkpoint_its_declared_model_has(tmp_path: Path
     assert plan.checkpoint is not None and plan.checkpoint.repository.endswith("-FP8")
     (launch,) = result.launches[plan]
     assert launch.argv[2] == "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8"
+
+
+def test_spk220_suggests_the_expert_parallel_sizes_of_the_model_at_hand(tmp_path: Path) -> None:
+    """Mixtral 8x7B has 8 routed experts, so the sizes that divide them are 1, 2, 4 or 8, not
+    Muse Spark Open's "up to 256": the help is built from the model's `routed_experts`."""
+    spec = (
+        "deployment mixtral {\n  model       = mixtral-8x7b-v0-1\n  accelerator = b200\n"
+        "  gpus        = 4\n  nodes       = 3\n  parallel    = dp(3) + tp + ep\n}\n"
+    )
+    result = _run(tmp_path, {"spec.spark": spec})
+    (d,) = [d for d in result.diagnostics if d.code == "SPK220"]
+    assert d.message == "expert-parallel size 12 (TP 4 x DP 3) does not divide the 8 experts"
+    assert d.help == "choose TP x DP as a power of two up to 8, or drop `ep` (`parallel = dp(3) + tp`)"
+
+
+def test_spk220_lists_the_divisors_of_an_expert_count_that_is_no_power_of_two(tmp_path: Path) -> None:
+    model = (
+        "model moe-60 {\n  layers = 24\n  hidden_size = 2048\n  query_heads = 16\n  kv_heads = 16\n"
+        "  head_dim = 128\n  max_context = 32K\n  experts = 60\n  experts_per_token = 4\n"
+        '  checkpoint bf16 {\n    repository = "example-org/moe-60"\n    size = 30GB\n  }\n}\n'
+    )
+    spec = "deployment d {\n  model = moe-60\n  accelerator = b200\n  gpus = 8\n  parallel = tp + ep\n}\n"
+    result = _run(tmp_path, {"spec.spark": model + spec})
+    (d,) = [d for d in result.diagnostics if d.code == "SPK220"]
+    assert d.help == ("choose TP x DP as 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60, or drop `ep` (`parallel = tp`)")

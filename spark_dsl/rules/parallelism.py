@@ -139,9 +139,11 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
     "SPK219",
     "error",
     "tensor-parallel size does not divide the KV heads",
-    checks="The tensor-parallel size must divide the model's 16 KV heads.",
-    basis="Catalog fact, not a recipe sentence: Muse Spark Open has 16 KV heads (grouped-query "
-    "attention), and vLLM splits attention heads evenly across TP ranks.",
+    checks="The tensor-parallel size must divide the model's KV heads (`kv_heads`: 16 for Muse Spark "
+    "Open, 8 for Mixtral 8x7B), or be a multiple of them, which SPK224 reports.",
+    basis="A model fact (the catalog's or the model declaration's), not a recipe sentence: vLLM splits "
+    "the KV heads evenly across TP ranks, and gives each KV head to TP / KV-heads ranks when TP "
+    "exceeds them (docs/models.md).",
     failing="gpus     = 6\nparallel = tp",
     fixed="gpus     = 8\nparallel = tp",
 )
@@ -165,13 +167,22 @@ def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
         return
 
 
+def _expert_parallel_sizes(experts: int) -> str:
+    """The EP sizes that split `experts` evenly: every power of two up to a power-of-two count
+    (Muse Spark Open's 256, Mixtral's 8), else the count's divisors."""
+    if experts & (experts - 1) == 0:
+        return f"a power of two up to {experts}"
+    return spelled_divisors(experts)
+
+
 @rule(
     "SPK220",
     "error",
     "expert-parallel size does not divide the experts",
     checks="With expert parallelism, the expert-parallel size (TP x DP of the replica group) must "
-    "divide the model's 256 routed experts.",
-    basis="Catalog fact: vLLM splits the 256 routed experts of each layer evenly across EP ranks.",
+    "divide the model's routed experts (`experts`: 256 for Muse Spark Open, 8 for Mixtral 8x7B).",
+    basis="A model fact (the catalog's or the model declaration's): vLLM splits each layer's routed "
+    "experts evenly across EP ranks (docs/models.md).",
     failing="gpus     = 4\nnodes    = 3\nparallel = dp(3) + tp + ep   # EP size 4 x 3 = 12",
     fixed="gpus     = 4\nnodes    = 2\nparallel = dp(2) + tp + ep   # EP size 4 x 2 = 8",
 )
@@ -182,10 +193,11 @@ def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
         if pool.ep and experts % size:
             written: Parallel = pool.parallel.value
             without_ep = replace(written, ep=False)
+            sizes = _expert_parallel_sizes(experts)
             yield Finding(
                 f"expert-parallel size {size} (TP {pool.tp} x DP {pool.dp_size}) does not divide the {experts} experts",
                 pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
-                f"choose TP x DP as a power of two up to 256, or drop `ep` (`parallel = {spelled(without_ep)}`)",
+                f"choose TP x DP as {sizes}, or drop `ep` (`parallel = {spelled(without_ep)}`)",
                 fix=set_parallel(plan, pool, without_ep, f"drop `ep`: `parallel = {spelled(without_ep)}`"),
             )
             return
