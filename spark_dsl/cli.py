@@ -309,19 +309,28 @@ def check(
 @click.option(
     "--list", "list_codes", is_flag=True, help="List every code with its severity and title (as no argument does)."
 )
-def explain(topic: tuple[str, ...], fmt: str, list_codes: bool) -> None:
+@click.option(
+    "--spec",
+    "specs",
+    multiple=True,
+    metavar="PATH",
+    help="Look for a declared model in this .spark file (and its imports) or folder; repeatable "
+    "(default: the current folder's project root, when NAME is no code, key, block or catalog entry).",
+)
+def explain(topic: tuple[str, ...], fmt: str, list_codes: bool, specs: tuple[str, ...]) -> None:
     """What a diagnostic code means: the recipe statement behind it, a failing and a fixed example.
 
     NAME may also be a key (max_model_len, serve.port), a block (serve, target slurm), an
     accelerator (b200), a model (muse-spark-open) or a checkpoint (nvfp4), explained from the
-    schema and the catalog. With no argument: every code with its severity and title.
+    schema and the catalog, or a model declared in a spec (`model NAME { ... }`), explained with
+    the file and line of each fact. With no argument: every code with its severity and title.
     """
     from spark_dsl.explain_topics import ExplainUsageError
     from spark_dsl.explain_topics import explain as explain_text
 
     try:
         # `spark explain target slurm` names one block in two words.
-        sys.stdout.write(explain_text(" ".join(topic) or None, fmt == "markdown", list_codes))
+        sys.stdout.write(explain_text(" ".join(topic) or None, fmt == "markdown", list_codes, specs))
     except ExplainUsageError as err:
         _usage(str(err))
 

@@ -10,10 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from spark_dsl import catalog
 from spark_dsl.keys_reference import ALL_TARGETS, used_by, values_text
 from spark_dsl.schema import BlockSpec, KeySpec, deployment_schema
+
+if TYPE_CHECKING:
+    from spark_dsl.diagnostics import DiagnosticSink
+    from spark_dsl.loader import Loader
+    from spark_dsl.model_schema import DeclaredModel
+    from spark_dsl.values import Setting
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,28 +105,47 @@ def _block_topic(path: str, block: BlockSpec) -> Topic:
 
 
 def _accelerator_topic(acc: catalog.Accelerator) -> Topic:
+    """The accelerator's own facts with their sources, what any model gets on it, and, in a row
+    of its own, what the recipe's model gets: the recipe's defaults and validation are not every model's."""
     cat = catalog.load()
-    defaults = cat.path_defaults(acc.vendor)
     fp4 = ", ".join(c.upper() for c in cat.fp4_checkpoints())
+    # The weight formats gated by the accelerator's flag of the same name, as SPK225 reads them.
+    fp8 = ", ".join(f.upper() for f in catalog.weight_formats() if f in catalog.Accelerator._fields)
     rows = [
         ("name", acc.display_name),
         ("vendor", f"{acc.vendor.upper()} ({acc.generation})"),
         ("node", f"{acc.gpus_per_node} GPUs with {acc.memory_gb:g} GB each"),
-        ("FP4", f"yes ({fp4} runs)" if acc.fp4 else f"no ({fp4} cannot run)"),
-        (
-            "recipe",
-            "validated" if acc.validated else "not validated: an error unless `allow_unvalidated = true` (SPK201)",
-        ),
-        ("checkpoint", defaults.checkpoint if acc.validated else "none by default: set one (SPK118)"),
-        ("parallel", defaults.parallel.replace("+", " + ")),
+        (fp8, f"yes: {fp8} checkpoints run" if acc.fp8 else f"no: {fp8} checkpoints cannot run (SPK225)"),
+        ("FP4", f"yes: {fp4} checkpoints run" if acc.fp4 else f"no: {fp4} checkpoints cannot run (SPK225)"),
         ("image", cat.image(acc.vendor)),
+        ("other models", "its first checkpoint unless `checkpoint` says, parallel = tp (docs/models.md)"),
+        (cat.recipe.model, _recipe_row(acc)),
     ]
     if acc.note:
         rows.append(("note", acc.note))
-    return Topic(f"accelerator `{acc.id}`", tuple(rows))
+    return Topic(f"accelerator `{acc.id}`", tuple(rows), tuple(acc.sources.items()))
+
+
+def _recipe_row(acc: catalog.Accelerator) -> str:
+    """What the recipe's model gets on the accelerator: its vendor path's defaults where the recipe
+    validates it, else SPK201 and no default checkpoint (SPK118)."""
+    defaults = catalog.load().path_defaults(acc.vendor)
+    parallel = defaults.parallel.replace("+", " + ")
+    if acc.validated:
+        return f"validated by its recipe: checkpoint = {defaults.checkpoint}, parallel = {parallel}"
+    return (
+        f"its recipe does not validate {acc.display_name.split()[-1]}: an error unless `allow_unvalidated = true` "
+        f"(SPK201); no default checkpoint (SPK118); parallel = {parallel}"
+    )
 
 
 def _model_topic(model: catalog.Model) -> Topic:
+    # Muse Spark Open's facts are the recipe's (the catalog cites no page for them).
+    sources = tuple(model.sources.items()) or (("every fact", "the recipe (spark_dsl/catalog/models.yaml)"),)
+    return Topic(f"model `{model.id}`", _model_rows(model), sources)
+
+
+def _model_rows(model: catalog.Model) -> tuple[tuple[str, str], ...]:
     arch = model.architecture
     checkpoints = ", ".join(f"{c.id} ({c.weights_gb:g} GB)" for c in model.checkpoints.values())
     draft = model.draft
@@ -127,28 +154,30 @@ def _model_topic(model: catalog.Model) -> Topic:
         if arch.sliding_window_layers
         else "none"
     )
-    # Muse Spark Open's facts are the recipe's (the catalog cites no page for them).
-    sources = tuple(model.sources.items()) or (("every fact", "the recipe (spark_dsl/catalog/models.yaml)"),)
-    return Topic(
-        f"model `{model.id}`",
+    rows = [("name", model.display_name)]
+    # A declaration states no parameter count (its `to_catalog_model` has 0): no row makes one up.
+    if model.total_params_b:
+        rows.append(("parameters", f"{model.total_params_b:g}B total, {model.active_params_b:g}B active ({arch.kind})"))
+    return (
+        *rows,
+        ("context", f"up to {model.max_context:,} tokens"),
+        ("modalities", ", ".join(model.modalities)),
+        ("layers", f"{arch.layers} layers, hidden size {arch.hidden_size:,}"),
         (
-            ("name", model.display_name),
-            ("parameters", f"{model.total_params_b:g}B total, {model.active_params_b:g}B active ({arch.kind})"),
-            ("context", f"up to {model.max_context:,} tokens"),
-            ("modalities", ", ".join(model.modalities)),
-            ("layers", f"{arch.layers} layers, hidden size {arch.hidden_size:,}"),
-            (
-                "attention",
-                f"{arch.query_heads} query heads, {arch.kv_heads} KV heads of {arch.head_dim}: tensor "
-                "parallelism must divide the query heads (SPK223) and divide or be a multiple of the KV "
-                "heads (SPK219)",
-            ),
-            ("sliding window", window),
-            ("experts", f"{arch.routed_experts} routed, {arch.experts_per_token} per token (SPK220)"),
-            ("checkpoints", checkpoints),
-            ("draft", "none" if draft is None else f"{draft.name} ({draft.weights_gb:g} GB), {draft.repository}"),
+            "attention",
+            f"{arch.query_heads} query heads, {arch.kv_heads} KV heads of {arch.head_dim}: tensor "
+            "parallelism must divide the query heads (SPK223) and divide or be a multiple of the KV "
+            "heads (SPK219)",
         ),
-        sources,
+        ("sliding window", window),
+        (
+            "experts",
+            f"{arch.routed_experts} routed, {arch.experts_per_token} per token (SPK220)"
+            if arch.routed_experts
+            else "none (dense: no `ep`, SPK227)",
+        ),
+        ("checkpoints", checkpoints),
+        ("draft", "none" if draft is None else f"{draft.name} ({draft.weights_gb:g} GB), {draft.repository}"),
     )
 
 
@@ -195,6 +224,79 @@ def names() -> list[str]:
     return sorted(set(keys + blocks + list(cat.accelerators) + list(cat.models) + checkpoints))
 
 
+@dataclass
+class Declared:
+    """The models declared in a run's `.spark` files and their imports, by name, each once."""
+
+    models: dict[str, list[tuple[DeclaredModel, Loader]]]
+    sink: DiagnosticSink
+
+    def topics(self, name: str) -> list[Topic]:
+        """Each model called `name`, with the file and line of every fact it writes."""
+        return [_declared_topic(decl, loader, self.sink) for decl, loader in self.models.get(name, ())]
+
+
+def declared(paths: tuple[str, ...], strict: bool = True) -> Declared:
+    """The models declared under `paths` (files or folders, searched as `spark check` searches
+    them). A path `spark check` would refuse is an ExplainUsageError when `strict`, else no model."""
+    from spark_dsl.diagnostics import DiagnosticSink
+    from spark_dsl.loader import Loader
+    from spark_dsl.pipeline import UsageError, collect_paths
+    from spark_dsl.project import Projects
+
+    projects = Projects()
+    sink = DiagnosticSink()
+    try:
+        files = collect_paths(list(paths), projects, [])
+    except UsageError as err:
+        if strict:
+            raise ExplainUsageError(str(err)) from None
+        return Declared({}, sink)
+    loaders: dict[Path, Loader] = {}
+    seen: dict[tuple[Path, int], tuple[DeclaredModel, Loader]] = {}
+    for path in files:
+        root = projects.of(path).root
+        loader = loaders.get(root) or loaders.setdefault(root, Loader(root, sink, resolve=projects.resolved))
+        source = loader.source(path)
+        for decl in () if source is None else loader.model_scope(source).values():
+            seen.setdefault((decl.source.path, decl.node.name.span.start), (decl, loader))
+    models: dict[str, list[tuple[DeclaredModel, Loader]]] = {}
+    for decl, loader in seen.values():
+        models.setdefault(decl.node.name.name, []).append((decl, loader))
+    return Declared(models, sink)
+
+
+def _project_root() -> str:
+    """The current folder's project root (spark.toml, [tool.spark] or .git above it, else the
+    folder itself), as `spark check` shows paths: where a declared model is looked for by default."""
+    from spark_dsl.files import display
+    from spark_dsl.project import Projects
+
+    return display(Projects().of(Path.cwd()).root)
+
+
+def _declared_topic(decl: DeclaredModel, loader: Loader, sink: DiagnosticSink) -> Topic:
+    from spark_dsl.model_schema import to_catalog_model
+
+    name, source = decl.node.name.name, decl.source
+    where = f"{source.name}:{source.index.position(decl.node.name.span.start)[0]}"
+    body = loader.checked_model(decl)
+    if body is None:
+        first = next((d for d in sink.items if d.location is not None and d.location.file == source.name), None)
+        said = f", the first {first.code}: {first.message}" if first is not None else ""
+        raise ExplainUsageError(f"model `{name}` ({where}) has errors{said} (`spark check {source.name}` lists them)")
+
+    def line(setting: Setting) -> str:
+        return f"{source.name}:{source.index.position(setting.origin.span.start)[0]}"
+
+    sources = [(key, line(s)) for key, s in body.settings.items()]
+    for (kind, label), block in body.blocks.items():
+        prefix = f"checkpoints.{label}" if kind == "checkpoint" else kind
+        sources += [(f"{prefix}.{key}", line(s)) for key, s in block.settings.items()]
+    rows = (("declared", where), *_model_rows(to_catalog_model(name, body)))
+    return Topic(f"model `{name}`", rows, tuple(sources))
+
+
 def topics_footer() -> str:
     """The line under the code listing that says what else `spark explain` takes."""
     accelerator, model, checkpoint = catalog.load().examples()
@@ -209,8 +311,12 @@ class ExplainUsageError(Exception):
     """`spark explain` was given something it does not know: exit 2."""
 
 
-def explain(topic: str | None, markdown: bool, list_codes: bool) -> str:
-    """What `spark explain [TOPIC]` prints: every code, one code, or the topics a name stands for."""
+def explain(topic: str | None, markdown: bool, list_codes: bool, specs: tuple[str, ...] = ()) -> str:
+    """What `spark explain [TOPIC]` prints: every code, one code, or the topics a name stands for.
+
+    A name no schema or catalog topic has is looked for among the models declared in the specs
+    under `specs` (default: the current folder's project root); `specs` given, they are searched
+    in any case."""
     import re
     from difflib import get_close_matches
 
@@ -229,11 +335,16 @@ def explain(topic: str | None, markdown: bool, list_codes: bool) -> str:
         # Self-contained: an installed spark-dsl has no docs/ folder to point at.
         raise ExplainUsageError(f"unknown diagnostic code {topic!r}{hint} (`spark explain` lists every code)")
     found = find(topic)
+    where = specs or (_project_root(),)
+    models = declared(where, strict=bool(specs)) if specs or not found else None
+    if models is not None:
+        found += models.topics(topic.strip())
     if not found:
-        close = get_close_matches(topic.strip().lower(), names(), n=3, cutoff=0.8)
+        known = names() + sorted(models.models if models is not None else ())
+        close = get_close_matches(topic.strip().lower(), known, n=3, cutoff=0.8)
         hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
         raise ExplainUsageError(
-            f"{topic!r} is not a diagnostic code, key, block, accelerator, model or checkpoint{hint} "
-            "(`spark explain` lists every code)"
+            f"{topic!r} is not a diagnostic code, key, block, accelerator, model or checkpoint, "
+            f"or a model declared in the specs of {', '.join(where)}{hint} (`spark explain` lists every code)"
         )
     return "\n".join(t.markdown() if markdown else t.text() for t in found)
