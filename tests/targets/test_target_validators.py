@@ -10,9 +10,23 @@ from target_helpers import TARGETS, committed, copy_script
 
 from spark_dsl import catalog, vllm_flags
 from spark_dsl.plan.weights import staging
+from spark_dsl.targets import registry as target_table
 
-SCRIPTS = committed("*/serve.sh") + committed("*/job.sbatch")
+# Every committed script by the shell it is written for: bash (serve.sh, bench.sh and the three batch
+# scripts) and POSIX sh (smoke.sh, which the smoke Job runs under BusyBox sh; dash checks it here).
+BASH_SCRIPTS = sorted(
+    committed("*/serve.sh")
+    + committed("*/bench.sh")
+    + committed("*/job.sbatch")
+    + committed("*/smoke.sbatch")
+    + committed("*/bench.sbatch")
+)
+SH_SCRIPTS = committed("*/smoke.sh")
+SCRIPTS = sorted(BASH_SCRIPTS + SH_SCRIPTS)
+SBATCH = sorted(committed("*/job.sbatch") + committed("*/smoke.sbatch") + committed("*/bench.sbatch"))
 YAML = committed("*/*.yaml")
+# Every Kubernetes manifest: the deployment's and the client Jobs' (smoke-job.yaml, bench-job.yaml).
+KUBERNETES = sorted(committed("*/kubernetes.yaml") + committed("*/*-job.yaml"))
 SECRETS = {"HF_TOKEN": "hf_test", "VLLM_API_KEY": "key_test"}
 
 
@@ -29,14 +43,36 @@ def test_targets_hold_every_kind_of_output() -> None:
     assert (TARGETS / "manifest.json").is_file()
 
 
-@pytest.mark.parametrize("path", SCRIPTS, ids=ids)
+def test_every_committed_script_and_manifest_is_validated() -> None:
+    """The lists above hold every file of those kinds under targets/, so none escapes a validator
+    because a glob missed it (and an empty list would pass every test below vacuously)."""
+    shell_like = {p for p in TARGETS.glob("*/*") if p.suffix in (".sh", ".sbatch")}
+    assert set(SCRIPTS) == shell_like and SH_SCRIPTS and BASH_SCRIPTS
+    assert {p.name for p in KUBERNETES} >= {"kubernetes.yaml", "smoke-job.yaml", "bench-job.yaml"}
+    assert set(KUBERNETES) == {p for p in YAML if p.name == "kubernetes.yaml" or p.name.endswith("-job.yaml")}
+
+
+@pytest.mark.parametrize("path", BASH_SCRIPTS, ids=ids)
 def test_script_is_shellcheck_clean_and_parses(path: Path) -> None:
+    assert path.read_text().startswith("#!/usr/bin/env bash\n")
     v.check_all([v.shellcheck(path), v.bash_syntax(path)])
 
 
+@pytest.mark.parametrize("path", SH_SCRIPTS, ids=ids)
+def test_sh_script_is_shellcheck_clean_as_sh_and_parses_in_dash(path: Path) -> None:
+    assert path.read_text().startswith("#!/bin/sh\n")
+    dash = v.find_tool("dash")
+    v.check_all([v.shellcheck(path, shell="sh"), v._run("dash -n", [dash, "-n", str(path)], path)])
+
+
 @pytest.mark.parametrize("path", SCRIPTS, ids=ids)
-def test_script_is_executable(path: Path) -> None:
-    assert path.stat().st_mode & 0o111 == 0o111
+def test_script_is_executable_as_its_target_declares(path: Path) -> None:
+    """Mode 0755 exactly for the files whose target says `executable` (serve.sh, job.sbatch,
+    smoke.sh, bench.sh); the client batch scripts are read by sbatch and written 0644."""
+    declared = {t.file_name: t.executable for t in target_table.all_targets()}
+    assert bool(path.stat().st_mode & 0o111) is declared[path.name], path
+    if declared[path.name]:
+        assert path.stat().st_mode & 0o111 == 0o111
 
 
 @pytest.mark.parametrize("path", YAML, ids=ids)
@@ -56,7 +92,7 @@ def test_compose_refuses_to_start_without_the_secrets(path: Path) -> None:
     assert not result.ok and "is missing a value: set" in result.output, result
 
 
-@pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
+@pytest.mark.parametrize("path", KUBERNETES, ids=ids)
 def test_kubernetes_file_passes_strict_validation(path: Path) -> None:
     v.kubernetes_validate(path).check()
 
@@ -144,18 +180,20 @@ def test_vllm_config_passes_the_flag_table(path: Path) -> None:
 
 
 @pytest.mark.slurm
-@pytest.mark.parametrize("path", committed("*/job.sbatch"), ids=ids)
+@pytest.mark.parametrize("path", SBATCH, ids=ids)
 def test_sbatch_test_only_accepts_every_job(path: Path, spec_cluster, job_dir: Path) -> None:
     result = spec_cluster.test_only(copy_script(path, job_dir))
     assert result.ok, result
 
 
-@pytest.mark.parametrize("path", committed("*/job.sbatch"), ids=ids)
+@pytest.mark.parametrize("path", SBATCH, ids=ids)
 def test_every_sbatch_directive_comes_before_the_first_command(path: Path) -> None:
     lines = path.read_text().splitlines()
     first_command = next(i for i, line in enumerate(lines) if line and not line.startswith("#"))
     assert not any(line.startswith("#SBATCH") for line in lines[first_command:])
-    assert sum(line.startswith("#SBATCH") for line in lines) >= 7
+    # job.sbatch: name, nodes, tasks, GPUs, exclusive, time, output at least; a client job has no
+    # GPUs and is not exclusive.
+    assert sum(line.startswith("#SBATCH") for line in lines) >= (7 if path.name == "job.sbatch" else 5)
 
 
 def test_committed_targets_use_the_pinned_catalog_images(plans) -> None:
