@@ -41,3 +41,21 @@ def test_qwen3_30b_a3b_with_and_without_kv_replication(tmp_path: Path) -> None:
     (est,) = whole.plans[0].capacity
     assert est.kv_bytes_per_token == 2 * 98_304
     assert est.headroom_gb == 527.736 and est.sequences_fit == 527_736_000_000 // (196_608 * 40_960) == 65
+
+
+def test_the_weights_note_names_the_draft_of_the_model_at_hand(tmp_path: Path) -> None:
+    """An EAGLE-3 draft is not a DSpark draft: the note names the draft's own method."""
+    model = (
+        "model eagle-model {\n  layers = 32\n  hidden_size = 4096\n  query_heads = 32\n  kv_heads = 8\n"
+        "  head_dim = 128\n  max_context = 32K\n"
+        '  checkpoint bf16 {\n    repository = "example-org/base"\n    size = 64GB\n  }\n'
+        '  draft {\n    method = eagle3\n    repository = "example-org/base-eagle3"\n    size = 3GB\n  }\n}\n'
+    )
+    # 1 x 80 GB x 0.92 = 73.6 GB; 64 + 3 GB leaves 6.6 GB, under the tenth (7.36 GB): SPK302.
+    body = "  model = eagle-model\n  accelerator = h100\n  gpus = 1\n  speculative = dspark\n"
+    (tmp_path / "spec.spark").write_text(f"{model}\ndeployment d {{\n{body}}}\n", encoding="utf-8")
+    result = run([tmp_path / "spec.spark"], tmp_path)
+    (d,) = [d for d in result.diagnostics if d.code == "SPK302"]
+    assert [n.message for n in d.notes if n.message.startswith("weights:")] == [
+        "weights: bf16 64 GB + eagle3 draft 3 GB"
+    ]

@@ -70,8 +70,17 @@ def _left(est: CapacityEstimate) -> str:
     return f"only {est.headroom_gb:g} GB of {est.memory_per_replica_gb:g} GB is left"
 
 
+def _draft_kind(plan: Plan) -> str:
+    """The draft's method as vLLM spells it (`eagle3`), or the catalog's name of the draft when
+    that is the method's own name in other case (Muse Spark Open's `DSpark` for `dspark`)."""
+    draft = plan.model.draft
+    if draft is None:
+        return "draft"
+    return f"{draft.name if draft.name.lower() == draft.method else draft.method} draft"
+
+
 def _weights_note(plan: Plan, est: CapacityEstimate) -> tuple[str, None]:
-    draft = f" + DSpark draft {est.draft_gb:g} GB" if est.draft_gb else ""
+    draft = f" + {_draft_kind(plan)} {est.draft_gb:g} GB" if est.draft_gb else ""
     return (f"weights: {plan.checkpoint.id if plan.checkpoint else '?'} {est.weights_gb:g} GB{draft}", None)
 
 
