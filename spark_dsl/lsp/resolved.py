@@ -9,15 +9,12 @@ merged body (the deployment or a profile) and the schema's default texts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from spark_dsl.loader import ResolvedDeployment, SourceFile
+from spark_dsl.plan.model import DEFAULT, Plan
 from spark_dsl.schema import BlockSpec, deployment_schema
 from spark_dsl.span import Location
 from spark_dsl.values import Setting, TypedBody, spelled
-
-if TYPE_CHECKING:
-    from spark_dsl.plan.model import Plan
 
 # Plan settings that live in a block of the spec.
 _PLAN_KEYS = {"concurrency": "workload.concurrency", "goal": "workload.goal"}
@@ -59,7 +56,7 @@ def _written(location: Location, sources: dict[str, SourceFile]) -> tuple[str, s
 
 def _setting(key: str, setting: Setting, sources: dict[str, SourceFile]) -> ResolvedValue:
     origin = setting.origin
-    described = f"profile {origin.profile}" if origin.profile else "user"
+    described = origin.describe()
     written = _written(Location(origin.file, origin.span), sources)
     if written is None:
         return ResolvedValue(key, spelled(setting.value), described)
@@ -78,7 +75,7 @@ def _walk(
         if setting is not None:
             out[prefix + name] = _setting(prefix + name, setting, sources)
         elif key.default and key.default != "required":
-            out[prefix + name] = ResolvedValue(prefix + name, key.default, "default")
+            out[prefix + name] = ResolvedValue(prefix + name, key.default, DEFAULT)
     if spec.map_of is not None:
         for name, setting in body.settings.items():
             out[prefix + name] = _setting(prefix + name, setting, sources)

@@ -256,20 +256,23 @@ class PlanBuilder:
         gpus = settings["gpus"].value
         parallel = settings["parallel"]
         disagg = self.body.block("disaggregation")
+        # The node counts a spec leaves out are the schema's (its `nodes` keys' fallback).
+        spec = Block(deployment_schema(), self.body)
         nodes = _explicit(self.body, "nodes")
+        if disagg is None:
+            resolved = spec.resolved("nodes")
+            assert resolved is not None  # `nodes` has a fallback
+            settings["nodes"] = resolved
+            return (_pool("server", resolved.value, 0, parallel, gpus, nodes),), False
         if nodes is not None:
             settings["nodes"] = nodes
-        if disagg is None:
-            count = nodes.value if nodes else 1
-            settings.setdefault("nodes", Resolved(1, "default"))
-            return (_pool("server", count, 0, parallel, gpus, nodes),), False
         pools = []
         rank = 0
         for role in ("prefill", "decode"):
             block = disagg.block(role)
             pool_nodes = _explicit(block, "nodes") if block else None
             pool_parallel = (_explicit(block, "parallel") if block else None) or parallel
-            count = pool_nodes.value if pool_nodes else 1
+            count = spec.block("disaggregation").block(role).value("nodes")
             pools.append(_pool(role, count, rank, pool_parallel, gpus, pool_nodes))
             rank += count
         settings.setdefault("nodes", Resolved(rank, "sum of the disaggregation pools"))

@@ -92,7 +92,7 @@ def _scheduling(job: Job) -> list[str]:
 
 
 def _address_note(job: Job) -> str:
-    names = ", ".join(dict.fromkeys(["SPARK_HEAD_ADDRESS", *(name for name, _ in _pool_heads(job))]))
+    names = ", ".join(dict.fromkeys([placeholders.HEAD, *(name for name, _ in _pool_heads(job))]))
     return (
         "Addresses: each node's own IPv4 address, found on that node (the interface of its default route,"
         f" or {node_address.INTERFACE_VARIABLE}); export {names} to use others for the pools' heads."
@@ -121,7 +121,7 @@ def _addresses(job: Job) -> list[str]:
         f'  echo "spark: found the address of ${{#node_addresses[@]}} of {nodes} nodes" >&2',
         "  exit 1",
         "fi",
-        'SPARK_HEAD_ADDRESS="${SPARK_HEAD_ADDRESS:-${node_addresses[0]}}"',
+        f'{placeholders.HEAD}="${{{placeholders.HEAD}:-${{node_addresses[0]}}}}"',
     ]
     for name, pool in _pool_heads(job):
         if name != placeholders.HEAD:
