@@ -1,6 +1,8 @@
 """Launches of models outside the recipe (issue 15) parse with the pinned vLLM's own serve parser:
-declared models of several shapes (dense, mixture of experts, sliding window, multimodal) and every
-shipped catalog model, each on the generic path (only vLLM's documented flags, no recipe env)."""
+declared models of several shapes (dense, mixture of experts, sliding window, multimodal, a
+pipeline over two nodes) and every shipped catalog model on an NVIDIA and an AMD accelerator, the
+mixture-of-experts ones also with expert parallelism, each on the generic path (only vLLM's
+documented flags, no recipe env)."""
 
 from __future__ import annotations
 
@@ -139,17 +141,54 @@ def test_declared_models_launch_with_flags_vllm_parses(
     vllm_assert_all_ok(vllm_verify(argvs, []))
 
 
+# An NVIDIA Blackwell accelerator and an AMD one (CDNA3, outside the recipe): a model outside the
+# recipe takes the same generic path on both, with no vendor env of the recipe's.
+SHIPPED_ON = ("b200", "mi300x")
+# The shipped mixture-of-experts models: this tier must cover expert parallelism on them.
+MOE = {"qwen3-30b-a3b", "mixtral-8x7b-v0-1"}
+
+
+def _shipped(parallel: str | None = None, moe_only: bool = False) -> list[str]:
+    """A deployment of every shipped model but the recipe's (its launches are test_spec_launches'),
+    or of the mixture-of-experts ones, on each accelerator of SHIPPED_ON: one spec text each."""
+    cat = catalog.load()
+    line = f"  parallel    = {parallel}\n" if parallel else ""
+    return [
+        f"deployment {accelerator}-{i} {{\n  model       = {model.id}\n  accelerator = {accelerator}\n{line}}}\n"
+        for accelerator in SHIPPED_ON
+        for i, model in enumerate(cat.models.values())
+        if model.id != cat.recipe.model and (model.architecture.routed_experts or not moe_only)
+    ]
+
+
 def test_every_shipped_model_launches_with_flags_vllm_parses(
     tmp_path: Path, vllm_verify: Any, vllm_assert_all_ok: Callable[[Any], None]
 ) -> None:
     cat = catalog.load()
-    spec = "".join(
-        f"deployment shipped-{i} {{\n  model       = {model}\n  accelerator = b200\n}}\n"
-        for i, model in enumerate(cat.models)
-        if model != cat.recipe.model
-    )
-    if not spec:  # the recipe's model alone: its launches are test_spec_launches' specs
+    specs = _shipped()
+    if not specs:  # the recipe's model alone: its launches are test_spec_launches' specs
         assert list(cat.models) == [cat.recipe.model]
         return
-    argvs = _launches(tmp_path, {"deployments.spark": spec})
+    argvs = _launches(tmp_path, {"deployments.spark": "".join(specs)})
+    # One launch per deployment: each model on each accelerator, TP over the node's 8 GPUs.
+    assert len(argvs) == len(specs) == len(SHIPPED_ON) * (len(cat.models) - 1)
+    assert all(a[a.index("--tensor-parallel-size") + 1] == "8" for a in argvs), argvs
+    # The generic path on AMD too: no recipe env (VLLM_ROCM_USE_AITER), no recipe flag.
+    assert not any(env for env in _envs(tmp_path)), _envs(tmp_path)
+    vllm_assert_all_ok(vllm_verify(argvs, []))
+
+
+def test_shipped_moe_models_launch_with_expert_parallelism_vllm_parses(
+    tmp_path: Path, vllm_verify: Any, vllm_assert_all_ok: Callable[[Any], None]
+) -> None:
+    cat = catalog.load()
+    moe = {m.id for m in cat.models.values() if m.architecture.routed_experts and m.id != cat.recipe.model}
+    assert moe >= MOE, moe  # the catalog still ships them; a new MoE model joins this test by itself
+    specs = _shipped("tp + ep", moe_only=True)
+    argvs = _launches(tmp_path, {"deployments.spark": "".join(specs)})
+    assert len(argvs) == len(SHIPPED_ON) * len(moe)
+    for argv in argvs:
+        # vLLM's expert parallelism: `--enable-expert-parallel` over the TP group (8 GPUs).
+        assert "--enable-expert-parallel" in argv and argv[argv.index("--tensor-parallel-size") + 1] == "8", argv
+    assert {a[2] for a in argvs} == {cat.models[m].checkpoints["bf16"].repository for m in moe}
     vllm_assert_all_ok(vllm_verify(argvs, []))
