@@ -315,6 +315,13 @@ def test_round_trip_config_to_block_to_a_clean_check_and_capacity_by_hand(tmp_pa
     # 2 GPUs x 80 GB (H100) x 0.92 of it for vLLM.
     assert est.memory_per_replica_gb == 147.2
     assert est.sequence_tokens == 131_072
+    # Headroom for KV cache: 147.2 GB - 16.060522496 GB of weights - no draft = 131.1394775 GB,
+    # shown to the MB: 131.139 GB.
+    assert est.headroom_gb == 131.139
+    # One sequence of max_position_embeddings 131,072 tokens x 131,072 B = 17,179,869,184 B; and
+    # 131,139,000,000 B / 17,179,869,184 B = 7.63, so 7 whole sequences fit.
+    assert est.sequence_bytes == 131_072 * 131_072 == 17_179_869_184
+    assert est.sequences_fit == 131_139_000_000 // 17_179_869_184 == 7
 
 
 def test_round_trip_of_a_windowed_model_counts_its_sliding_layers(tmp_path: Path) -> None:
@@ -331,6 +338,14 @@ def test_round_trip_of_a_windowed_model_counts_its_sliding_layers(tmp_path: Path
     assert est.sliding_bytes_per_token == 40 * 8192 == 327_680
     assert est.sliding_window == 1024
     assert est.weights_gb == 24.37415856
+    # 2 x 80 GB x 0.92 = 147.2 GB - 24.37415856 GB of weights = 122.82584144 GB: 122.826 GB.
+    assert est.headroom_gb == 122.826
+    # One sequence of max_position_embeddings 131,072 tokens: 65,536 B x 131,072 tokens on the full
+    # layers + 327,680 B x 1,024 tokens on the windowed ones = 8,589,934,592 + 335,544,320 =
+    # 8,925,478,912 B; 122,826,000,000 B / 8,925,478,912 B = 13.76, so 13 whole sequences fit.
+    assert est.sequence_tokens == 131_072
+    assert est.sequence_bytes == 8_589_934_592 + 335_544_320 == 8_925_478_912
+    assert est.sequences_fit == 122_826_000_000 // 8_925_478_912 == 13
 
 
 def test_a_cache_folder_that_cannot_be_listed_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
