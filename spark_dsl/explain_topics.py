@@ -345,6 +345,6 @@ def explain(topic: str | None, markdown: bool, list_codes: bool, specs: tuple[st
         hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
         raise ExplainUsageError(
             f"{topic!r} is not a diagnostic code, key, block, accelerator, model or checkpoint, "
-            f"or a model declared in the specs of {', '.join(where)}{hint} (`spark explain` lists every code)"
+            f"or a model declared in the specs under {', '.join(where)}{hint} (`spark explain` lists every code)"
         )
     return "\n".join(t.markdown() if markdown else t.text() for t in found)

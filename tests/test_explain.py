@@ -185,7 +185,7 @@ def test_a_name_neither_shipped_nor_declared_says_where_it_looked(
     project({"models/qwen.spark": QWEN})
     r = spark("explain", "my-qwem")
     assert r.returncode == 2
-    assert "or a model declared in the specs of ." in r.stderr, r.stderr
+    assert "or a model declared in the specs under ." in r.stderr, r.stderr
     assert "did you mean `my-qwen`?" in r.stderr
     r = spark("explain", "my-qwen", "--spec", "missing.spark")
     assert r.returncode == 2 and "missing.spark" in r.stderr and "Traceback" not in r.stderr
