@@ -106,6 +106,20 @@ def resolve(path: Path) -> Path | Unreadable:
         return os_problem(err)
 
 
+def resolve_in(real_folder: Path, name: str) -> Path | None:
+    """`(folder / name).resolve()` given the folder already resolved: one `lstat` of the name
+    where a full resolve walks every folder above it with one each (a run resolves every spec).
+    None where the full resolve must decide: the name is a symlink, or cannot be looked at."""
+    if not name or name == "..":
+        return None
+    candidate = real_folder / name
+    try:
+        mode = os.lstat(candidate).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISLNK(mode) else candidate
+
+
 def read_spec(path: Path) -> bytes | Unreadable:
     """The bytes of a regular file of at most MAX_SPEC_BYTES; never blocks, never raises."""
     status = inspect(path)
@@ -294,13 +308,15 @@ def printable(name: str) -> str:
     return "".join(out)
 
 
-def display(path: Path | str) -> str:
-    """A path as the user sees it: relative to the current folder when below it, `/`, printable."""
+def display(path: Path | str, cwd: str | None = None) -> str:
+    """A path as the user sees it: relative to the current folder when below it, `/`, printable.
+
+    `cwd` is the current folder where the caller asked for it once (a run names every spec)."""
     try:
-        rel = os.path.relpath(path)
+        rel = os.path.relpath(path, cwd) if cwd is not None else os.path.relpath(path)
     except (OSError, ValueError):  # the current folder is gone; another drive on Windows
         rel = str(path)
-    return printable(Path(rel).as_posix())
+    return printable(rel if os.sep == "/" else Path(rel).as_posix())
 
 
 def replace_text(path: Path, text: str) -> None:

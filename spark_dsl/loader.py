@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -96,9 +97,17 @@ class Loader:
     # (past it, no "did you mean"), so those diagnostics cost linear time, not scope x parents.
     _listings: dict[int, tuple[dict[str, ProfileDef], str]] = field(default_factory=dict)
     _suggestions_left: int = 200_000
+    # The current folder, asked once: `display` names every file of the run relative to it, and
+    # each relpath asked the system for it twice.
+    _cwd: str | None = None
 
     def display(self, path: Path) -> str:
-        return spec_files.display(path)
+        if self._cwd is None:
+            try:
+                self._cwd = os.getcwd()
+            except OSError:  # the folder is gone: display says what it can without it
+                return spec_files.display(path)
+        return spec_files.display(path, self._cwd)
 
     def source(self, path: Path, via: tuple[SourceFile, ast.Import] | None = None) -> SourceFile | None:
         """Read and parse a file once; None (after a diagnostic) when it cannot be read.

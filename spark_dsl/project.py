@@ -107,8 +107,21 @@ class Projects:
         """`files.resolve(path)`, remembered for the run."""
         found = self._resolved.get(path)
         if found is None:
-            found = self._resolved[path] = files.resolve(path)
+            found = self._resolved[path] = self._resolve(path)
         return found
+
+    def _resolve(self, path: Path) -> Path | files.Unreadable:
+        """Through the folder's own answer, remembered for its other files: specs share folders."""
+        folder = path.parent
+        if folder != path:
+            real_folder = self._resolved.get(folder)
+            if real_folder is None:
+                real_folder = self._resolved[folder] = files.resolve(folder)
+            if isinstance(real_folder, Path):
+                quick = files.resolve_in(real_folder, path.name)
+                if quick is not None:
+                    return quick
+        return files.resolve(path)
 
     def of(self, path: Path) -> Project:
         """The project of a file (searched from its folder) or of a folder (from itself).
