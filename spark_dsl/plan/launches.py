@@ -17,6 +17,10 @@ from spark_dsl.values import SecretRef, Speculative
 POOL_ADDRESS = {role: placeholder(name) for role, name in template.POOL_ADDRESS.items()}
 # Each rank binds its NIXL side channel on, and advertises, the address of its own node.
 NODE_ADDRESS = placeholder(template.NODE_ADDRESS)
+# A node's rank in its pool and a headless node's first data-parallel rank: placeholders, so the
+# pool's nodes share one argv template; each launch records its own values (`Launch.ranks`).
+NODE_RANK = placeholder(template.NODE_RANK)
+DP_START_RANK = placeholder(template.DP_START_RANK)
 KV_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
 
 
@@ -79,8 +83,10 @@ class LaunchBuilder:
         argv += ["--tensor-parallel-size", str(pool.tp)]
         if pool.ep:
             argv.append("--enable-expert-parallel")
-        argv += self._pipeline(pool, offset, headless)
-        argv += self._data_parallel(pool, offset, headless)
+        # This node's values of the rank placeholders `_pipeline` and `_data_parallel` write.
+        ranks: dict[str, str] = {}
+        argv += self._pipeline(pool, offset, headless, ranks)
+        argv += self._data_parallel(pool, offset, headless, ranks)
         quantization = plan.checkpoint.quantization if plan.checkpoint else None
         if quantization and plan.vendor.online_quantization_env is None:
             argv += ["--quantization", quantization]
@@ -109,14 +115,15 @@ class LaunchBuilder:
         return Launch(
             role=pool.role,
             node_rank=pool.first_rank + offset,
-            argv=tuple(argv),
+            template=tuple(argv),
             env=self._env(pool, headless),
             secrets=self._secrets(headless),
             port=None if headless else port,
             api_server=not headless,
+            ranks=tuple(ranks.items()),
         )
 
-    def _data_parallel(self, pool: Pool, offset: int, headless: bool) -> list[str]:
+    def _data_parallel(self, pool: Pool, offset: int, headless: bool, ranks: dict[str, str]) -> list[str]:
         if pool.dp is None:
             return []
         if pool.nodes == 1:
@@ -133,10 +140,11 @@ class LaunchBuilder:
             str(self.ports.data_parallel_rpc),
         ]
         if headless:
-            out += ["--headless", "--data-parallel-start-rank", str(offset * local)]
+            out += ["--headless", "--data-parallel-start-rank", DP_START_RANK]
+            ranks[template.DP_START_RANK] = str(offset * local)
         return out
 
-    def _pipeline(self, pool: Pool, offset: int, headless: bool) -> list[str]:
+    def _pipeline(self, pool: Pool, offset: int, headless: bool, ranks: dict[str, str]) -> list[str]:
         """`pp(N)`: the stages, and over several nodes vLLM's multiprocessing rendezvous (its docs'
         "Parallelism and Scaling": `--nnodes`, `--node-rank`, `--master-addr`, `--headless` after
         the first node), at the pool's head address."""
@@ -151,12 +159,13 @@ class LaunchBuilder:
             "--nnodes",
             str(pool.nodes),
             "--node-rank",
-            str(offset),
+            NODE_RANK,
             "--master-addr",
             POOL_ADDRESS[pool.role],
             "--master-port",
             str(self.ports.pipeline_master),
         ]
+        ranks[template.NODE_RANK] = str(offset)
         if headless:
             out.append("--headless")
         return out
@@ -235,7 +244,7 @@ class LaunchBuilder:
             "--port",
             str(api_port(self.plan)),
         )
-        return Launch(role="router", node_rank=0, argv=argv, env=(), port=api_port(self.plan))
+        return Launch(role="router", node_rank=0, template=argv, env=(), port=api_port(self.plan))
 
 
 def build_launches(plan: Plan) -> list[Launch]:

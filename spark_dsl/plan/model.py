@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from spark_dsl.plan.template import with_ranks
 from spark_dsl.span import Location
 from spark_dsl.values import Origin, SecretRef, Setting, TypedBody
 
@@ -190,17 +191,26 @@ class CapacityEstimate:
 class Launch:
     """One process a target runs: its role, node rank, exact argv and environment.
 
-    `secrets` maps environment variables to the references they are read from at
-    run time; they never enter `argv` or `env`.
+    `template` is the argv every node of the pool shares: the values that tell its nodes apart
+    are rank placeholders (plan/template.py's RANKS), and `ranks` holds this node's values for
+    them. `argv` is the template with those values in place, what runs on this node. `secrets`
+    maps environment variables to the references they are read from at run time; they never
+    enter `argv` or `env`.
     """
 
     role: str
     node_rank: int
-    argv: tuple[str, ...]
+    template: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
     secrets: tuple[tuple[str, SecretRef], ...] = ()
     port: int | None = None
     api_server: bool = True
+    ranks: tuple[tuple[str, str], ...] = ()
+    argv: tuple[str, ...] = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        argv = with_ranks(self.template, dict(self.ranks)) if self.ranks else self.template
+        object.__setattr__(self, "argv", argv)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -30,11 +30,10 @@ LWS_API = "leaderworkerset.x-k8s.io/v1"
 LWS_MINIMUM_VERSION = "v0.6.0"
 LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
+# A worker's rank placeholders (its pipeline node rank, its data-parallel start rank with one rank
+# group per node) are its LWS index, which the kubelet expands in args.
 WORKER_INDEX = "$(LWS_WORKER_INDEX)"
 POD_IP = "SPARK_POD_IP"
-# The flags whose value is a worker's LWS index: its data-parallel start rank (one rank group per
-# node) or its pipeline node rank (`pp(N)` over the nodes).
-INDEX_FLAGS = ("--data-parallel-start-rank", "--node-rank")
 # The router loads no weights: ten minutes to start.
 STARTUP_PERIOD_SECONDS, ROUTER_STARTUP_FAILURES = pod_resources.PERIOD_SECONDS, 60
 _QUANTITY_UNITS = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
@@ -231,22 +230,16 @@ class Manifest:
         return self._container(launch, args, fill)
 
     def worker_container(self, pool: Pool, workers: list[Launch]) -> dict[str, Any]:
-        """One template for every headless worker; its rank comes from the LWS index."""
+        """One pod template for every headless worker: the pool's argv template, its rank
+        placeholders filled from the LWS index, so only a worker whose ranks are its index fits."""
         fill = self.pod_fill(pool, leader=False)
         first = workers[0]
-        args = [placeholders.fill(arg, fill, escape) for arg in first.argv[1:]]
-        # argv[0] is not in args, so the flag's index in argv is its value's index in args.
-        at = next((first.argv.index(flag) for flag in INDEX_FLAGS if flag in first.argv), None)
-        if at is not None:
-            args[at] = WORKER_INDEX
         for launch in workers:
             index = str(launch.node_rank - pool.first_rank)
-            expected = list(args)
-            if at is not None:
-                expected[at] = index
-            actual = [placeholders.fill(arg, fill, escape) for arg in launch.argv[1:]]
-            if expected != actual or launch.env != first.env or launch.secrets != first.secrets:
+            same = (launch.template, launch.env, launch.secrets) == (first.template, first.env, first.secrets)
+            if not same or any(value != index for _, value in launch.ranks):
                 raise TargetError(f"the {pool.role} workers differ in more than their LeaderWorkerSet index")
+        args = [placeholders.fill(arg, fill, escape) for arg in first.template[1:]]
         return self._container(first, args, fill)
 
     def _container(self, launch: Launch, args: list[str], fill: Any) -> dict[str, Any]:
@@ -299,7 +292,8 @@ class Manifest:
     def pod_fill(self, pool: Pool, leader: bool = True) -> Any:
         """How a pod of `pool` fills placeholders: its own pod IP for what it binds and advertises
         (the node address, and the pool head's address in the leader itself), the group leader's
-        address (`LWS_LEADER_ADDRESS`) for the head in a worker."""
+        address (`LWS_LEADER_ADDRESS`) for the head in a worker, and a worker's LWS index for its
+        ranks (the leader runs its launch's argv, its ranks already in place)."""
         head = placeholders.POOL_ADDRESS[pool.role]
 
         def value(name: str) -> str:
@@ -307,6 +301,8 @@ class Manifest:
                 return f"$({POD_IP})"
             if name == head:
                 return LEADER_ADDRESS
+            if name in placeholders.RANKS and not leader:
+                return WORKER_INDEX
             raise TargetError(f"a {pool.role} pod has no value for ${{{name}}}")
 
         return value

@@ -7,14 +7,15 @@ from collections.abc import Callable, Iterator
 
 # The names are the plan's (plan/template.py), re-exported for the targets that fill them.
 from spark_dsl.plan.template import DECODE as DECODE
+from spark_dsl.plan.template import DP_START_RANK as DP_START_RANK
 from spark_dsl.plan.template import HEAD as HEAD
 from spark_dsl.plan.template import NODE_ADDRESS as NODE_ADDRESS
+from spark_dsl.plan.template import NODE_RANK as NODE_RANK
 from spark_dsl.plan.template import POOL_ADDRESS as POOL_ADDRESS
 from spark_dsl.plan.template import PREFILL as PREFILL
+from spark_dsl.plan.template import RANKS as RANKS
 from spark_dsl.plan.template import Template
 
-NODE_RANK = "SPARK_NODE_RANK"
-DP_START_RANK = "SPARK_DP_START_RANK"
 NAMES = (HEAD, PREFILL, DECODE, NODE_ADDRESS, NODE_RANK, DP_START_RANK)
 
 _PATTERN = re.compile(r"\$\{(" + "|".join(NAMES) + r")\}")
