@@ -266,13 +266,21 @@ def declared(paths: tuple[str, ...], strict: bool = True) -> Declared:
     return Declared(models, sink)
 
 
-def _project_root() -> str:
-    """The current folder's project root (spark.toml, [tool.spark] or .git above it, else the
-    folder itself), as `spark check` shows paths: where a declared model is looked for by default."""
+def _default_search() -> tuple[tuple[str, ...], str]:
+    """Where a declared model is looked for by default, and how the message names it: the current
+    folder's project (spark.toml, [tool.spark] or .git above it), as `spark check` reads it. With
+    no such marker, only the current folder's own specs (and their imports): such a folder may be
+    a home folder or `/`, and a mistyped name must not read every spec below it."""
     from spark_dsl.files import display
-    from spark_dsl.project import Projects
+    from spark_dsl.project import BY_OWN_FOLDER, Projects
 
-    return display(Projects().of(Path.cwd()).root)
+    cwd = Path.cwd()
+    project = Projects().of(cwd)
+    if project.found_by != BY_OWN_FOLDER:
+        root = display(project.root)
+        return (root,), root
+    own = tuple(sorted(p.name for p in cwd.glob("*.spark") if p.is_file()))
+    return own, ". (no spark.toml, [tool.spark] or .git above it: its own files only)"
 
 
 def _declared_topic(decl: DeclaredModel, loader: Loader, sink: DiagnosticSink) -> Topic:
@@ -335,8 +343,8 @@ def explain(topic: str | None, markdown: bool, list_codes: bool, specs: tuple[st
         # Self-contained: an installed spark-dsl has no docs/ folder to point at.
         raise ExplainUsageError(f"unknown diagnostic code {topic!r}{hint} (`spark explain` lists every code)")
     found = find(topic)
-    where = specs or (_project_root(),)
-    models = declared(where, strict=bool(specs)) if specs or not found else None
+    where, shown = (specs, ", ".join(specs)) if specs else _default_search()
+    models = declared(where, strict=bool(specs)) if specs or (not found and where) else None
     if models is not None:
         found += models.topics(topic.strip())
     if not found:
@@ -345,6 +353,6 @@ def explain(topic: str | None, markdown: bool, list_codes: bool, specs: tuple[st
         hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
         raise ExplainUsageError(
             f"{topic!r} is not a diagnostic code, key, block, accelerator, model or checkpoint, "
-            f"or a model declared in the specs under {', '.join(where)}{hint} (`spark explain` lists every code)"
+            f"or a model declared in the specs under {shown}{hint} (`spark explain` lists every code)"
         )
     return "\n".join(t.markdown() if markdown else t.text() for t in found)

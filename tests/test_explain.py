@@ -182,7 +182,7 @@ def test_a_declared_model_with_errors_is_a_usage_error_that_says_where(
 def test_a_name_neither_shipped_nor_declared_says_where_it_looked(
     spark: Callable[..., Any], project: Callable[[dict[str, str]], Any]
 ) -> None:
-    project({"models/qwen.spark": QWEN})
+    project({"spark.toml": "", "models/qwen.spark": QWEN})
     r = spark("explain", "my-qwem")
     assert r.returncode == 2
     assert "or a model declared in the specs under ." in r.stderr, r.stderr
@@ -194,7 +194,7 @@ def test_a_name_neither_shipped_nor_declared_says_where_it_looked(
 def test_a_spec_that_does_not_parse_does_not_hide_a_declared_model(
     spark: Callable[..., Any], project: Callable[[dict[str, str]], Any]
 ) -> None:
-    project({"models/qwen.spark": QWEN, "broken.spark": "deployment {{{\n"})
+    project({"spark.toml": "", "models/qwen.spark": QWEN, "broken.spark": "deployment {{{\n"})
     r = spark("explain", "my-qwen")
     assert r.returncode == 0, r.stderr
     assert "declared:       models/qwen.spark:2" in r.stdout
@@ -231,6 +231,28 @@ def test_a_validated_accelerator_says_what_the_recipe_model_gets_there(spark: Ca
     assert "    memory_gb: https://rocm.docs.amd.com/" in r.stdout
 
 
+def test_without_a_project_marker_only_the_current_folders_own_specs_are_read(
+    spark: Callable[..., Any], project: Callable[[dict[str, str]], Any], tmp_path: Any
+) -> None:
+    """A folder without spark.toml, [tool.spark] or .git above it may be a home folder or `/`: a
+    mistyped name reads its own specs (and what they import), never every spec below it."""
+    project(
+        {
+            "deploy.spark": QWEN_DEPLOYMENT,
+            "models/qwen.spark": QWEN,
+            "deep/other.spark": QWEN.replace("my-qwen", "my-deep"),
+        }
+    )
+    r = spark("explain", "my-qwen")
+    assert r.returncode == 0, r.stderr  # through deploy.spark's import
+    assert "declared:       models/qwen.spark:2" in r.stdout
+    r = spark("explain", "my-deep")
+    assert r.returncode == 2
+    assert "under . (no spark.toml, [tool.spark] or .git above it: its own files only)" in r.stderr, r.stderr
+    r = spark("explain", "my-deep", "--spec", "deep")
+    assert r.returncode == 0, r.stderr
+
+
 def test_a_declared_model_is_looked_for_from_the_project_root_not_only_the_current_folder(
     spark: Callable[..., Any], project: Callable[[dict[str, str]], Any], tmp_path: Any
 ) -> None:
@@ -253,7 +275,7 @@ def test_the_explain_output_docs_models_md_shows_is_the_commands(
     declaration = re.search(r"```spark file=models/llama\.spark\n(.*?)```", page, re.S)
     shown = re.search(r"spark explain my-llama\n.*?```text\n(.*?)```", page, re.S)
     assert declaration is not None and shown is not None
-    project({"models/llama.spark": declaration.group(1)})
+    project({"spark.toml": "", "models/llama.spark": declaration.group(1)})  # "from the project's root"
     r = spark("explain", "my-llama")
     assert r.returncode == 0, r.stderr
     assert r.stdout == shown.group(1)
