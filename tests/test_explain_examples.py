@@ -63,3 +63,32 @@ def test_the_explain_example_is_an_excerpt_of_the_fixture(name: str, example: st
 
 def test_the_list_of_exceptions_names_only_examples() -> None:
     assert not NOT_YET - {name for name, _, _ in EXAMPLES}
+
+
+def _commands_table() -> list[tuple[str, str, str]]:
+    """(name, example, spark.toml it runs on) for the codes pinned from a command whose examples
+    are a configuration file (`# spark.toml` and its lines): the failing example against the
+    failing input, the fixed one against the passing input (tests/test_code_snapshots.py)."""
+    from test_code_snapshots import ELSEWHERE, ELSEWHERE_PASS
+
+    out = []
+    for code, doc in registry().items():
+        for kind, table in (("failing", ELSEWHERE), ("fixed", ELSEWHERE_PASS)):
+            example: str = getattr(doc, kind)
+            if code in table and example.startswith("# spark.toml\n"):
+                toml = table[code][0].get("spark.toml")
+                assert isinstance(toml, str), f"{code}'s {kind} example is a spark.toml the input lacks"
+                out.append((f"{code}.{kind}", example.removeprefix("# spark.toml\n"), toml))
+    return out
+
+
+COMMAND_EXAMPLES = _commands_table()
+
+
+@pytest.mark.parametrize(("name", "example", "toml"), COMMAND_EXAMPLES, ids=[n for n, _, _ in COMMAND_EXAMPLES])
+def test_the_configuration_example_is_the_commands_input(name: str, example: str, toml: str) -> None:
+    assert _in_order(_lines(example), _lines(toml)), f"{name}'s example must be the spark.toml the test runs on"
+
+
+def test_the_configuration_codes_have_their_examples_checked() -> None:
+    assert {name.split(".")[0] for name, _, _ in COMMAND_EXAMPLES} == {"SPK601", "SPK602", "SPK603"}
