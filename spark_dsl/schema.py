@@ -144,7 +144,9 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
                 "accelerator",
                 Kind.SYMBOL,
                 "catalog accelerator id",
-                symbols=tuple(cat.accelerators),
+                # The validated ones first: an unknown accelerator's fix writes the first symbol,
+                # which must be one the recipe validates (`a100-80gb` sorts before `b200`).
+                symbols=tuple(sorted(cat.accelerators, key=lambda a: not cat.accelerators[a].validated)),
                 default="required",
             ),
             KeySpec(

@@ -220,3 +220,22 @@ def test_spk220_lists_the_divisors_of_an_expert_count_that_is_no_power_of_two(tm
     result = _run(tmp_path, {"spec.spark": model + spec})
     (d,) = [d for d in result.diagnostics if d.code == "SPK220"]
     assert d.help == ("choose TP x DP as 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30 or 60, or drop `ep` (`parallel = tp`)")
+
+
+def test_an_fp8_checkpoint_on_an_accelerator_without_fp8_is_spk225(tmp_path: Path) -> None:
+    """SPK225's FP8 branch: the A100 (Ampere) has no FP8 tensor cores, so FP8 weights cannot run
+    there; the help offers the model's BF16 checkpoint or an NVIDIA accelerator with FP8."""
+    model = (
+        "model tiny-fp8 {\n  layers = 16\n  hidden_size = 2048\n  query_heads = 32\n  kv_heads = 8\n"
+        "  head_dim = 64\n  max_context = 128k\n"
+        '  checkpoint fp8 {\n    repository = "example-org/tiny-fp8"\n    size = 2GB\n  }\n'
+        '  checkpoint bf16 {\n    repository = "example-org/tiny"\n    size = 4GB\n  }\n}\n'
+    )
+    spec = "deployment d {\n  model = tiny-fp8\n  accelerator = a100-80gb\n  checkpoint = fp8\n}\n"
+    result = _run(tmp_path, {"spec.spark": model + spec})
+    (d,) = result.diagnostics
+    assert d.code == "SPK225"
+    assert d.message == "checkpoint `fp8` has fp8 weights, which need FP8 support; `a100-80gb` has none"
+    assert d.help == "use `checkpoint = bf16`, or an accelerator with FP8 (`accelerator = b200`)"
+    fixed = _run(tmp_path, {"spec.spark": model + spec.replace("checkpoint = fp8", "checkpoint = bf16")})
+    assert fixed.diagnostics == []

@@ -172,7 +172,7 @@ def _missing_support(plan: Plan) -> str | None:
     checks="The checkpoint's weight format needs hardware the accelerator lacks: FP4 formats "
     "(NVFP4) need an accelerator with FP4, FP8 weights one with FP8.",
     basis="Catalog facts: each accelerator's `fp4` and `fp8` (NVIDIA Blackwell has FP4; Hopper, "
-    "Blackwell, CDNA3 and CDNA4 have FP8), each checkpoint's `dtype`.",
+    "Blackwell, CDNA3 and CDNA4 have FP8; Ampere, as the A100, has neither), each checkpoint's `dtype`.",
     failing='model tiny-fp4 {\n  checkpoint nvfp4 {\n    repository = "example-org/tiny-nvfp4"\n  }\n}\n\n'
     "deployment tiny {\n  model       = tiny-fp4\n  accelerator = h100   # Hopper: no FP4\n}",
     fixed="model tiny-fp4 {\n"
