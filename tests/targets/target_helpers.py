@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from spark_dsl.pipeline import collect_paths, run
 from spark_dsl.plan.model import Launch, Planned
@@ -85,3 +89,39 @@ def compose_value(text: str) -> str:
     """A string of `docker compose config` output as the container gets it: the normalized model
     writes every literal `$` as `$$` (checked: `v${X}` with X='q$r' comes out as `vq$$r`)."""
     return text.replace("$$", "$")
+
+
+@contextmanager
+def scheduling_of(cluster: Any, script: Path) -> Iterator[None]:
+    """The node features and the reservation a job's `--constraint` and `--reservation` name, on the
+    test cluster while the job is tested (a reservation held on would keep the other jobs off)."""
+    text = script.read_text()
+    constraint = re.search(r"^#SBATCH --constraint=(\S+)$", text, re.MULTILINE)
+    reservation = re.search(r"^#SBATCH --reservation=(\S+)$", text, re.MULTILINE)
+    partition = re.search(r"^#SBATCH --partition=(\S+)$", text, re.MULTILINE)
+    nodes = f"node[1-{cluster.n}]"
+    if constraint:
+        features = ",".join(sorted(set(re.findall(r"[A-Za-z0-9_.-]+", constraint.group(1)))))
+        update = [
+            "scontrol",
+            "update",
+            f"NodeName={nodes}",
+            f"AvailableFeatures={features}",
+            f"ActiveFeatures={features}",
+        ]
+        done = cluster.run(update)
+        assert done.returncode == 0, done.stdout + done.stderr
+    names = reservation.group(1).split(",") if reservation else []
+    for name in names:
+        create = ["scontrol", "create", "reservation", f"ReservationName={name}", f"Nodes={nodes}"]
+        create += ["StartTime=now", "Duration=60", "Users=root", "Flags=IGNORE_JOBS"]
+        create += [f"PartitionName={partition.group(1).split(',')[0]}"] if partition else []
+        done = cluster.run(create)
+        assert done.returncode == 0, done.stdout + done.stderr
+    try:
+        yield
+    finally:
+        for name in names:
+            cluster.run(["scontrol", "delete", f"ReservationName={name}"])
+        if constraint:
+            cluster.run(["scontrol", "update", f"NodeName={nodes}", "AvailableFeatures=", "ActiveFeatures="])

@@ -330,4 +330,4 @@ def test_builds_under_different_hash_seeds_are_byte_identical(tmp_path: Path) ->
         assert r.returncode == 0, r.stderr
         outputs.append(tree(out))
     assert outputs[0] == outputs[1] == outputs[2]
-    assert len(outputs[0]) == 53  # 52 files and the manifest
+    assert len(outputs[0]) == 55  # 54 files and the manifest

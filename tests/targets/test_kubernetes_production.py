@@ -295,3 +295,34 @@ def test_the_dashboard_is_grafana_json_of_vllm_0_33_names(tmp_path: Path) -> Non
 
 def test_no_dashboard_unless_asked(tmp_path: Path) -> None:
     assert not kinds(build(tmp_path, ONE_NODE, "    metrics {}"), "ConfigMap")
+
+
+COMMITTED_KEDA = Path(__file__).resolve().parents[2] / "targets" / "muse-b200-keda" / "kubernetes.yaml"
+
+
+def test_the_committed_keda_spec_shows_the_packs_other_choices() -> None:
+    """specs/nvidia/b200-production-keda.spark: a ServiceMonitor on the Service, KEDA on the running
+    requests, a surge replica inside the budget ((3 + 1) x 1 node x 8 GPUs = 32 = gpu_budget) and a
+    pull secret, each strictly valid (Kubernetes 1.32, the vendored CRDs)."""
+    v.kubernetes_validate(COMMITTED_KEDA).check()
+    docs = {doc["kind"]: doc for doc in v.load_yaml_documents(COMMITTED_KEDA)}
+    assert set(docs) == {"Deployment", "Service", "ServiceMonitor", "ScaledObject"}
+    deployment, service = docs["Deployment"], docs["Service"]
+    assert "replicas" not in deployment["spec"]  # the ScaledObject owns the count
+    assert deployment["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["imagePullSecrets"] == [{"name": "registry-credentials"}]
+    assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8}
+    scaled = docs["ScaledObject"]["spec"]
+    assert (scaled["maxReplicaCount"] + 1) * 8 == 32  # the surge fits the budget exactly
+    assert scaled["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "muse-b200-keda"}
+    (trigger,) = scaled["triggers"]
+    assert trigger["metadata"]["threshold"] == "48"
+    assert trigger["metadata"]["query"].startswith("sum(vllm:num_requests_running{")
+    monitor = docs["ServiceMonitor"]["spec"]
+    assert monitor["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert [e["port"] for e in monitor["endpoints"]] == [p["name"] for p in service["spec"]["ports"]] == ["http"]
+    assert monitor["endpoints"][0]["interval"] == "15s"

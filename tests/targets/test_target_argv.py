@@ -20,6 +20,7 @@ from target_helpers import (
     expected_argv,
     expected_env,
     kubernetes_expand,
+    scheduling_of,
 )
 
 from spark_dsl.plan.model import Launch, Plan, Planned
@@ -130,7 +131,8 @@ def test_slurm_job_runs_every_rank_as_planned(
             assert port_free(launch.port), f"port {launch.port} is taken; the job's stubs need it"
     # Node names do not resolve here: every address points at this host, where both "nodes" run.
     env = clean_env(vllm_stub.with_env(SPARK_STUB_SERVE_SECONDS="4")) | LOOPBACK | ON_LOOPBACK
-    job = spec_cluster.run_job(copy_script(script, job_dir), env=env, timeout=120)
+    with scheduling_of(spec_cluster, script):  # the features and reservation the job asks for
+        job = spec_cluster.run_job(copy_script(script, job_dir), env=env, timeout=120)
     assert job.ok, job
     assert f"spark: {plan.name} is ready" in job.output
     records = v.load_stub_records(vllm_stub.dir, None)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import validators as v
-from target_helpers import TARGETS, committed, copy_script
+from target_helpers import TARGETS, committed, copy_script, scheduling_of
 
 from spark_dsl import catalog, vllm_flags
 from spark_dsl.plan.weights import staging
@@ -182,8 +182,23 @@ def test_vllm_config_passes_the_flag_table(path: Path) -> None:
 @pytest.mark.slurm
 @pytest.mark.parametrize("path", SBATCH, ids=ids)
 def test_sbatch_test_only_accepts_every_job(path: Path, spec_cluster, job_dir: Path) -> None:
-    result = spec_cluster.test_only(copy_script(path, job_dir))
+    with scheduling_of(spec_cluster, path):
+        result = spec_cluster.test_only(copy_script(path, job_dir))
     assert result.ok, result
+
+
+@pytest.mark.slurm
+def test_sbatch_reads_the_committed_scheduling_directives(spec_cluster, job_dir: Path) -> None:
+    """targets/muse-b200-sched/job.sbatch asks for the `b200` feature, the `inference` reservation
+    and not node2: with them in place sbatch places it on node1; without the reservation or the
+    feature it refuses, so each directive reached it as written."""
+    path = TARGETS / "muse-b200-sched" / "job.sbatch"
+    script = copy_script(path, job_dir)
+    with scheduling_of(spec_cluster, path):
+        placed = spec_cluster.test_only(script)
+    assert placed.ok and "node1" in placed.output and "node2" not in placed.output, placed
+    refused = spec_cluster.test_only(script)
+    assert not refused.ok and "reservation" in refused.output.lower(), refused
 
 
 @pytest.mark.parametrize("path", SBATCH, ids=ids)
