@@ -294,11 +294,13 @@ def _add_metrics(plan: Plan, at: Resolved | None) -> Fix | None:
 def _flags_of(plan: Plan, dests: tuple[str, ...]) -> Iterator[tuple[int, str, Setting, str]]:
     """(index, token, the setting, vLLM's destination) of each item of `serve.extra_args` that turns on one of vLLM's
     destinations `dests`, under any of its spellings (`-dph` too), never the `--no-` one."""
-    from spark_dsl.vllm_flags import flag_table
-
     setting = _extra_args(plan)
     if setting is None:
         return
+    # Only here: the flag table is read for a spec that passes extra_args, never on the cold path
+    # of a check without them (tests/test_cli_check.py).
+    from spark_dsl.vllm_flags import flag_table
+
     table = flag_table()
     for index, token in enumerate(setting.value):
         name = _flag_name(token)
