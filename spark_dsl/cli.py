@@ -126,23 +126,22 @@ def main() -> None:
 main.command_class = ConventionsCommand
 
 
-def checked_run(paths: tuple[str, ...], root: Path | None, overlays: dict[Path, str] | None = None) -> Any:
+def checked_run(
+    paths: tuple[str, ...],
+    root: Path | None,
+    overlays: dict[Path, str] | None = None,
+    forced_targets: tuple[str, ...] = (),
+) -> Any:
     """Runs the pipeline over the paths (`-` is standard input); usage errors exit 2, internal
-    failures exit 3. `-d`, `--show-settings` and the project settings apply here."""
-    import gc
-    import stat
-
+    failures exit 3. `-d`, `--show-settings` and the project settings apply here; `forced_targets`
+    are `spark build -t`'s, which the rules check as if declared."""
     from spark_dsl import cli_options
-    from spark_dsl.files import Unreadable, inspect, printable
-    from spark_dsl.pipeline import UsageError, collect_paths, run
+    from spark_dsl.files import printable
+    from spark_dsl.pipeline import UsageError, collect_paths
     from spark_dsl.project import Projects
 
     if root is not None:
-        status = inspect(root)
-        if isinstance(status, Unreadable):
-            _usage(f"cannot use --root {printable(str(root))}: {status.reason}")
-        if not stat.S_ISDIR(status.st_mode):
-            _usage(f"--root {printable(str(root))} is not a directory")
+        _check_root(root)
     projects = Projects(forced=root)
     conventions = cli_options.current()
     skipped: list[str] = []
@@ -163,29 +162,53 @@ def checked_run(paths: tuple[str, ...], root: Path | None, overlays: dict[Path, 
         ctx = click.get_current_context()
         sys.exit(cli_options.show_settings(projects, files, ctx.params.get("fmt", "text"), ctx.params.get("deny", ())))
 
+    result = _run_frozen(files, projects, overlays, forced_targets)
+    if conventions.deployments:
+        problem = cli_options.only_deployments(result, conventions.deployments, paths)
+        if problem is not None:
+            _usage(problem)
+    return result
+
+
+def _check_root(root: Path) -> None:
+    """`--root` must be a folder that can be looked at: a usage error (exit 2) otherwise."""
+    import stat
+
+    from spark_dsl.files import Unreadable, inspect, printable
+
+    status = inspect(root)
+    if isinstance(status, Unreadable):
+        _usage(f"cannot use --root {printable(str(root))}: {status.reason}")
+    if not stat.S_ISDIR(status.st_mode):
+        _usage(f"--root {printable(str(root))} is not a directory")
+
+
+def _run_frozen(files: list[Path], projects: Any, overlays: dict[Path, str] | None, forced: tuple[str, ...]) -> Any:
+    """The pipeline's run, its objects frozen for the rest of the command; a bug exits 3.
+
+    The run's objects (a few hundred per spec, no cycles among them) live until the command
+    exits. The pipeline keeps the cyclic collector off while it runs; switched back on with all
+    of them in its youngest generation, its next passes (and the one at exit) walked them all
+    for nothing: 60 ms of a check of 1,000 specs. Frozen, they are left out of every pass, and
+    each is still freed when its last reference goes."""
+    import gc
+
+    from spark_dsl.files import printable
+    from spark_dsl.pipeline import run
+
     def note(path: Path) -> None:
         _Current.path = printable(str(path))
 
-    # The run's objects (a few hundred per spec, no cycles among them) live until the command
-    # exits. The pipeline keeps the cyclic collector off while it runs; switched back on with all
-    # of them in its youngest generation, its next passes (and the one at exit) walked them all
-    # for nothing: 60 ms of a check of 1,000 specs. Frozen, they are left out of every pass, and
-    # each is still freed when its last reference goes.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        result = run(files, projects, overlays, on_file=note)
+        return run(files, projects, overlays, on_file=note, forced_targets=forced)
     except Exception as err:
         _internal_failure(err)
     finally:
         gc.freeze()
         if collecting:
             gc.enable()
-    if conventions.deployments:
-        problem = cli_options.only_deployments(result, conventions.deployments, paths)
-        if problem is not None:
-            _usage(problem)
-    return result
 
 
 def emit_diagnostics(
@@ -649,7 +672,8 @@ def build(
     unknown = [t for t in targets if t not in kinds()]
     if unknown:
         _usage(f"unknown target {unknown[0]!r}; targets are {', '.join(kinds())}")
-    result = checked_run(paths, root)
+    forced = tuple(dict.fromkeys(targets))
+    result = checked_run(paths, root, forced_targets=forced)
     out_dir, root = _build_places(result, paths, out_dir, root)
     try:
         from spark_dsl.cli_options import current
@@ -659,7 +683,6 @@ def build(
         failing = sorted(
             {d.name for d in result.deployments if result.deployment_has_errors(d.name)} | current().left_out
         )
-        forced = tuple(dict.fromkeys(targets))
 
         def render(each: Any = None) -> tuple[Any, Any]:
             """Every output (handed to `each` as it is rendered, if given); the scope once all are.

@@ -143,26 +143,32 @@ def run(
     overlays: dict[Path, str] | None = None,
     *,
     on_file: Callable[[Path], None] | None = None,
+    forced_targets: tuple[str, ...] = (),
 ) -> RunResult:
     """Parse, load and check `paths` in one process; never raises for bad input.
 
     `root` is a forced root (`--root`, a test's folder) or the run's `Projects`, which
     finds each file's project: its imports may not leave its root, and its project's
-    settings decide which warnings and infos are reported.
+    settings decide which warnings and infos are reported. `forced_targets` are what
+    `spark build -t` builds for every deployment: the rules check them as declared ones.
     """
     # A run allocates many small objects and no reference cycles: the cyclic collector's
     # passes cost about 40% of a 1,000-spec run and free nothing, so it rests meanwhile.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run(paths, root, overlays, on_file)
+        return _run(paths, root, overlays, on_file, forced_targets)
     finally:
         if collecting:
             gc.enable()
 
 
 def _run(
-    paths: list[Path], root: Path | Projects, overlays: dict[Path, str] | None, on_file: Callable[[Path], None] | None
+    paths: list[Path],
+    root: Path | Projects,
+    overlays: dict[Path, str] | None,
+    on_file: Callable[[Path], None] | None,
+    forced_targets: tuple[str, ...],
 ) -> RunResult:
     projects = root if isinstance(root, Projects) else Projects(forced=root)
     sink = DiagnosticSink()
@@ -190,7 +196,7 @@ def _run(
     plans: list[Plan] = []
     launches: dict[Plan, tuple[Launch, ...]] = {}
     for dep in deployments:
-        planned = plan_deployment(dep, sink)
+        planned = plan_deployment(dep, sink, forced_targets)
         if planned is not None:
             plans.append(planned[0])
             if planned[1] is not None:
@@ -236,7 +242,9 @@ def _configuration_sources(projects: Projects, diagnostics: list[Diagnostic]) ->
     return out
 
 
-def plan_deployment(dep: ResolvedDeployment, sink: DiagnosticSink) -> tuple[Plan, tuple[Launch, ...] | None] | None:
+def plan_deployment(
+    dep: ResolvedDeployment, sink: DiagnosticSink, forced_targets: tuple[str, ...] = ()
+) -> tuple[Plan, tuple[Launch, ...] | None] | None:
     """Resolve and estimate, check the rules and, when they pass, decide the launches."""
     from spark_dsl.plan.launches import build_launches
     from spark_dsl.plan.resolve import build_plan
@@ -244,7 +252,7 @@ def plan_deployment(dep: ResolvedDeployment, sink: DiagnosticSink) -> tuple[Plan
 
     if dep.body.has_invalid() or dep.body.get("model") is None or dep.body.get("accelerator") is None:
         return None
-    plan = build_plan(dep)
+    plan = build_plan(dep, forced_targets)
     if plan is None:
         return None
     found = run_rules(plan)

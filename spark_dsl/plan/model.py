@@ -247,6 +247,9 @@ class Plan:
     pools: tuple[Pool, ...] = ()
     disaggregated: bool = False
     capacity: tuple[CapacityEstimate, ...] = ()
+    # The targets `spark build -t` builds for this run whether or not the spec declares them: the
+    # rules about where a target runs (SPK505) hold for those too.
+    forced_targets: tuple[str, ...] = ()
     # The parts already asked for: each is a pure function of `spec`, and the rules ask for the
     # same few dozens of times per plan (a memo, not state: nothing a reader sees changes).
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
@@ -276,6 +279,10 @@ class Plan:
         if declared is None:
             declared = self._memo["targets"] = MappingProxyType(self.spec.labelled("target"))
         return declared
+
+    def builds(self, kind: str) -> bool:
+        """Whether this run builds `target KIND`: the spec declares it or `-t` forces it."""
+        return kind in self.targets or kind in self.forced_targets
 
     def target(self, kind: str) -> Block:
         """The `target KIND` block, or an empty one (so its defaults apply) when not declared."""

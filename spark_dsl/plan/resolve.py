@@ -87,7 +87,7 @@ class PlanBuilder:
             return None if typed is None else to_catalog_model(declared.node.name.name, typed)
         return self.cat.models.get(self.body.value("model"))
 
-    def build(self) -> Plan | None:
+    def build(self, forced_targets: tuple[str, ...] = ()) -> Plan | None:
         body = self.body
         model = self._model()
         accelerator = self.cat.accelerators.get(body.value("accelerator"))
@@ -141,6 +141,7 @@ class PlanBuilder:
             spec=spec,
             pools=pools,
             disaggregated=disaggregated,
+            forced_targets=forced_targets,
         )
         return replace(plan, capacity=estimate_all(plan))
 
@@ -287,6 +288,7 @@ def _pool(
     return Pool(role, nodes, first_rank, tp, value.ep, value.dp, parallel, nodes_setting, value.pp or 1)
 
 
-def build_plan(dep: ResolvedDeployment) -> Plan | None:
-    """The plan of a deployment whose body checked cleanly; None when model or accelerator is unknown."""
-    return PlanBuilder(dep).build()
+def build_plan(dep: ResolvedDeployment, forced_targets: tuple[str, ...] = ()) -> Plan | None:
+    """The plan of a deployment whose body checked cleanly; None when model or accelerator is unknown.
+    `forced_targets`: what `spark build -t` builds besides the declared targets."""
+    return PlanBuilder(dep).build(forced_targets)

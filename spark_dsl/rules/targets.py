@@ -231,22 +231,30 @@ def _secret_settings(plan: Plan) -> Iterator[tuple[str, Setting]]:
             yield f"{block}.{key}", setting
 
 
+def _pod_secrets(plan: Plan) -> Iterator[tuple[str, Setting]]:
+    """The secret settings that pods of a target this run builds read (each target's
+    `pod_secrets`), each once: `target kubernetes` and its smoke Job share `serve.api_key`."""
+    wanted = {
+        where for t in target_table.all_targets() if t.pod_secrets and plan.builds(t.kind) for where in t.pod_secrets
+    }
+    if wanted:
+        yield from ((where, setting) for where, setting in _secret_settings(plan) if where in wanted)
+
+
 @rule(
     "SPK505",
     "error",
     "`env(...)` secret with Kubernetes",
     checks='`runtime.hf_token` or `serve.api_key` reads `env("NAME")` while the deployment '
-    "declares `target kubernetes`. `spark build -t kubernetes` reports the same for a deployment "
-    "that does not declare it.",
+    "builds a target that runs in Kubernetes pods and reads it: `target kubernetes` (both), "
+    "`target smoke-job` and `target bench-job` (the API key), declared or forced with `spark build -t`.",
     basis="LANGUAGE.md: a pod has no host environment to read a variable from; Kubernetes takes "
     'secrets from a Secret (`secret("name")` becomes a `secretKeyRef`).',
     failing='runtime {\n  hf_token = env("HF_TOKEN")\n}\ntarget kubernetes {}',
     fixed='runtime {\n  hf_token = secret("hf-token")\n}\ntarget kubernetes {}',
 )
 def kubernetes_env_secret(plan: Plan) -> Iterator[Finding]:
-    if _target(plan, "kubernetes") is None:
-        return
-    for where, setting in _secret_settings(plan):
+    for where, setting in _pod_secrets(plan):
         ref: SecretRef = setting.value
         if ref.kind == "env":
             name = ref.name.lower().replace("_", "-")

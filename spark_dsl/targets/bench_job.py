@@ -56,4 +56,5 @@ TARGET = Target(
     "a Kubernetes Job, `bench-job.yaml`, that runs `vllm bench serve` against the deployment's Service",
     render,
     client=True,
+    pod_secrets=("serve.api_key",),  # the Job calls the deployment with its key
 )

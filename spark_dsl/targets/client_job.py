@@ -12,7 +12,7 @@ from typing import Any
 
 from spark_dsl.plan.model import Plan
 from spark_dsl.targets import endpoint
-from spark_dsl.targets.common import Job, TargetError, describe_secret
+from spark_dsl.targets.common import Job, describe_secret
 from spark_dsl.targets.kubernetes import COMPONENT_LABEL, MANAGED_BY_LABEL, NAME_LABEL
 
 # The Job runs once: a failed check is a result to read, not something to retry.
@@ -35,8 +35,7 @@ def key_env(plan: Plan, variable: str) -> list[dict[str, Any]]:
     ref = endpoint.api_key(plan)
     if ref is None:
         return []
-    if ref.kind == "env":
-        raise TargetError(f'the API key comes from env("{ref.name}"), but a pod has no host environment', code="SPK505")
+    # An env(...) key never gets here: SPK505 (rules/targets.py) stops the deployment.
     return [{"name": variable, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key or "value"}}}]
 
 

@@ -50,7 +50,9 @@ class Target:
     describes one host, as SPK501 and the build word it ("Compose runs on one host"); a target
     without one spans nodes. `executable` files are written with mode 0755. A `client` target runs no
     launch: it calls the running deployment (the smoke check, the benchmark), so it fits a plan of
-    any size and is never offered as the way to run one.
+    any size and is never offered as the way to run one. `pod_secrets` are the secret settings
+    (`block.key`) the target's Kubernetes pods read: a pod has no host environment, so SPK505
+    refuses `env(...)` for each of them wherever the target is built (declared or `-t`).
     """
 
     kind: str
@@ -62,6 +64,7 @@ class Target:
     single_host: str = ""
     executable: bool = False
     client: bool = False
+    pod_secrets: tuple[str, ...] = ()
 
     @property
     def spans_nodes(self) -> bool:

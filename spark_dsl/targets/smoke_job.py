@@ -52,4 +52,5 @@ TARGET = Target(
     "a Kubernetes Job, `smoke-job.yaml`, that runs smoke.sh against the deployment's Service",
     render,
     client=True,
+    pod_secrets=("serve.api_key",),  # the Job calls the deployment with its key
 )

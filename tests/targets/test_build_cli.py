@@ -171,6 +171,38 @@ def test_forced_kubernetes_with_an_env_secret_is_spk505(project, spark) -> None:
     assert [d["code"] for d in json.loads(r.stdout)["diagnostics"]] == ["SPK505"]
 
 
+@pytest.mark.parametrize(
+    ("forced", "secret"),
+    [
+        ("kubernetes", '  runtime {\n    hf_token = env("HF_TOKEN")\n  }'),
+        ("smoke-job", '  serve {\n    api_key = env("VLLM_KEY")\n  }'),
+        ("bench-job", '  serve {\n    api_key = env("VLLM_KEY")\n  }'),
+    ],
+)
+def test_a_forced_pod_target_reports_spk505_at_the_secret_and_writes_nothing(project, spark, forced, secret) -> None:
+    """SPK505 is the rules' (as every check is), for a target forced with -t as for a declared one:
+    located at the env(...) that a pod cannot read, with its fix, and the deployment keeps its
+    folder. The target modules raised it before, unlocated, and a smoke or bench Job's only then."""
+    folder = project({"a.spark": spec(ONE_NODE, "alpha", secret)})
+    r = spark("build", ".", "-o", "out", "-t", forced, "--format", "json", cwd=folder)
+    assert r.returncode == 1, r.stdout
+    (found,) = json.loads(r.stdout)["diagnostics"]
+    assert found["code"] == "SPK505"
+    line = spec(ONE_NODE, "alpha", secret).splitlines()[found["line"] - 1]
+    assert line[found["column"] - 1 :].startswith("env("), (line, found)  # at the env(...) itself
+    assert "secret(" in found["help"]
+    assert not (folder / "out" / "alpha").exists()
+
+
+def test_a_declared_smoke_job_with_an_env_key_is_spk505_in_spark_check(project, spark) -> None:
+    """`spark check` says it, not only the build: the Job's pod cannot read the host's variable."""
+    secret = '  serve {\n    api_key = env("VLLM_KEY")\n  }\n  target smoke-job {}'
+    folder = project({"a.spark": spec(ONE_NODE, "alpha", secret)})
+    r = spark("check", "a.spark", "--format", "json", cwd=folder)
+    assert r.returncode == 1
+    assert [d["code"] for d in json.loads(r.stdout)["diagnostics"]] == ["SPK505"]
+
+
 def test_a_deployment_with_errors_keeps_its_previous_outputs(repo: Path, spark) -> None:
     spark("build", ".", "-o", "out", cwd=repo)
     before = tree(repo / "out")
