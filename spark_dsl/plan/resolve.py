@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 from types import MappingProxyType
 
 from spark_dsl import catalog
@@ -19,6 +20,7 @@ from spark_dsl.values import Parallel, Speculative, TypedBody
 _PASSTHROUGH = ("kv_cache_dtype", "max_num_seqs", "gpu_memory_utilization", "allow_unvalidated")
 
 
+@cache  # a few catalog spellings, asked for by several rules of every plan
 def parse_parallel(text: str) -> Parallel:
     """The catalog's spelling (`tp+ep`) as a Parallel value."""
     terms = set(text.replace(" ", "").split("+"))

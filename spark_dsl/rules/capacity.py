@@ -244,10 +244,10 @@ def sequences_fit(plan: Plan) -> Iterator[Finding]:
     replicas = max(p.dp_size for p in plan.pools)
     wanted = max(seqs.value if seqs else 0, ceil(conc.value / replicas) if conc else 0)
     at = seqs if seqs is not None and (conc is None or seqs.value >= ceil(conc.value / replicas)) else conc
-    allowed = max_num_seqs_allowed(plan)  # what SPK213 asks for too, so the two never disagree
-    smaller = catalog.load().smallest_kv_cache_dtype()
     for est in plan.capacity:
         if est.sequences_fit >= 1 and wanted > est.sequences_fit:
+            allowed = max_num_seqs_allowed(plan)  # what SPK213 asks for too, so the two never disagree
+            smaller = catalog.load().smallest_kv_cache_dtype()
             fit = est.sequences_fit
             if at is seqs:
                 value, change = allowed, f"set `max_num_seqs = {allowed}`"

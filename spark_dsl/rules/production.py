@@ -63,14 +63,15 @@ def _label_maps(plan: Plan) -> Iterator[tuple[str, str, str, Setting]]:
             yield ".".join(path), values, key, setting
 
 
-def _bad_key(where: str, key: str, setting: Setting, at: Resolved) -> Finding | None:
+def _bad_key(where: str, key: str, setting: Setting, key_span: bool) -> Finding | None:
+    """The finding for a key that is no qualified name, at the key (`key_span`) or the value."""
     problem = _qualified_name_problem(key)
     if problem is None:
         return None
     fixed = _suggest_qualified_name(key)
     return Finding(
         f"`{where}` key {_shown(key)} is not a valid Kubernetes key: {problem}",
-        at,
+        Resolved.from_setting(setting, key_span=key_span),
         f'use a key such as `"{fixed}"`' if fixed else 'use a key such as `"team"`',
         label="not a qualified name",
         replace_with=f'"{fixed}"' if fixed else None,
@@ -98,7 +99,7 @@ def _label_value(text: str) -> str:
 )
 def pack_labels(plan: Plan) -> Iterator[Finding]:
     for where, values, key, setting in _label_maps(plan):
-        bad = _bad_key(where, key, setting, Resolved.from_setting(setting, key_span=True))
+        bad = _bad_key(where, key, setting, key_span=True)
         if bad is not None:
             yield bad
         parts = [str(setting.value)] if values == "value" else []
@@ -119,7 +120,7 @@ def pack_labels(plan: Plan) -> Iterator[Finding]:
             )
     spread = plan.target(budget.KIND).setting("spread_over")
     if spread is not None:
-        bad = _bad_key("spread_over", str(spread.value), spread, Resolved.from_setting(spread))
+        bad = _bad_key("spread_over", str(spread.value), spread, key_span=False)
         if bad is not None:
             yield bad
 

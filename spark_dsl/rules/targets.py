@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
+from functools import cache
 
 from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, remove_entry
@@ -235,10 +236,17 @@ def _pod_secrets(plan: Plan) -> Iterator[tuple[str, Setting]]:
     """The secret settings that pods of a target this run builds read (each target's
     `pod_secrets`), each once: `target kubernetes` and its smoke Job share `serve.api_key`."""
     wanted = {
-        where for t in target_table.all_targets() if t.pod_secrets and plan.builds(t.kind) for where in t.pod_secrets
+        where for kind, secrets in _pod_targets(target_table.generation()) if plan.builds(kind) for where in secrets
     }
     if wanted:
         yield from ((where, setting) for where, setting in _secret_settings(plan) if where in wanted)
+
+
+@cache
+def _pod_targets(generation: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(kind, pod_secrets) of the targets that run pods: read from the table once per change to it
+    (`generation`: `register` changes it), not once per plan."""
+    return tuple((t.kind, t.pod_secrets) for t in target_table.all_targets() if t.pod_secrets)
 
 
 @rule(
@@ -619,12 +627,14 @@ def volume_too_small(plan: Plan) -> Iterator[Finding]:
     body = _target(plan, "kubernetes")
     if body is None or plan.checkpoint is None:
         return
-    needed = staging(plan).size_bytes
     volume: Volume = body.value("model_cache")
     checks = [("cache_size", volume.kind == "pvc"), ("ephemeral_storage", volume.kind == "emptydir")]
     for key, applies in checks:
         setting = body.setting(key)
-        if setting is None or not applies or setting.value >= needed:
+        if setting is None or not applies:
+            continue
+        needed = staging(plan).size_bytes  # only for a size that is written: most specs write none
+        if setting.value >= needed:
             continue
         gib = -(-needed * 11 // 10 // (1 << 30))
         yield Finding(
