@@ -39,7 +39,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spark_dsl.targets.manifest import MANIFEST, is_deployment_name
+from spark_dsl.targets.manifest import MANIFEST, Text, is_deployment_name
 
 PREFIX = ".spark-build-"
 NEW = PREFIX + "new-"
@@ -69,8 +69,8 @@ class Change:
 
     writes: list[Write] = field(default_factory=list)
     removals: list[str] = field(default_factory=list)
-    in_flight_manifest: str = ""
-    final_manifest: str = ""
+    in_flight_manifest: Text = ""
+    final_manifest: Text = ""
     old_manifest: str | None = None
 
 
@@ -136,7 +136,7 @@ def write_file(path: Path, data: bytes | Iterable[bytes], mode: int, sync: bool 
         os.close(fd)
 
 
-def write_manifest(out_dir: Path, text: str) -> None:
+def write_manifest(out_dir: Path, text: Text) -> None:
     temp = out_dir / TEMP_MANIFEST
     with suppress(FileNotFoundError):
         temp.unlink()
@@ -150,11 +150,23 @@ def write_manifest(out_dir: Path, text: str) -> None:
     _sync(out_dir)
 
 
-def _utf8_pieces(text: str, size: int = 1 << 20) -> Iterator[bytes]:
+def _utf8_pieces(text: Text, size: int = 1 << 20) -> Iterator[bytes]:
     """The text as UTF-8 a megabyte at a time: a manifest of 10,000 folders (about 5 MB) is not
-    held twice."""
-    for start in range(0, len(text), size):
-        yield text[start : start + size].encode("utf-8")
+    held twice, nor (handed over in pieces) whole at all."""
+    if isinstance(text, str):
+        for start in range(0, len(text), size):
+            yield text[start : start + size].encode("utf-8")
+        return
+    chunk: list[str] = []
+    held = 0
+    for piece in text:
+        chunk.append(piece)
+        held += len(piece)
+        if held >= size:
+            yield "".join(chunk).encode("utf-8")
+            chunk, held = [], 0
+    if chunk:
+        yield "".join(chunk).encode("utf-8")
 
 
 def _remove(path: Path) -> None:

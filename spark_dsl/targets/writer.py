@@ -26,7 +26,16 @@ from spark_dsl.targets import output_lock, transaction
 from spark_dsl.targets.build import EXECUTABLE, DeploymentOutput
 from spark_dsl.targets.codes import NOT_OWNED, OUTPUT_UNWRITABLE, UNTRUSTED_MANIFEST
 from spark_dsl.targets.folders import FolderState, differences, digest, inspect
-from spark_dsl.targets.manifest import MANIFEST, Entry, Manifest, ManifestError, is_deployment_name, read, render
+from spark_dsl.targets.manifest import (
+    MANIFEST,
+    Entry,
+    Manifest,
+    ManifestError,
+    Pieces,
+    is_deployment_name,
+    read,
+    render,
+)
 
 TAKE_OVER = "--take-over"
 
@@ -399,13 +408,13 @@ class Build:
             raise self.failure
         staged = [s.staged for s in self.seen if s.staged is not None]
         assert staged == plan.writes, "the commit swaps in exactly the folders staged for it"
-        final = render(plan.entries)
+        final = Pieces(plan.entries)
         if plan.writes or plan.removals:
             # Into an empty folder the in-flight manifest is the final one: one text, not two.
-            in_flight = final if plan.in_flight == plan.entries else render(plan.in_flight)
+            in_flight = final if plan.in_flight == plan.entries else Pieces(plan.in_flight)
             change = transaction.Change(plan.writes, plan.removals, in_flight, final, self.previous.text)
             transaction.apply(out_dir, change)
-        elif self.previous.text != final:
+        elif self.previous.text != str(final):  # nothing swapped: the manifest only if it changed
             transaction.write_manifest(out_dir, final)
         return plan.report
 

@@ -52,3 +52,24 @@ def test_a_rendered_manifest_reads_back_to_its_entries(tmp_path) -> None:
     back = read(tmp_path, lambda name: None)
     assert back.entries == {e.name: e for e in entries}
     assert json.loads(render(entries))["version"] == 2
+
+
+def test_the_writer_gets_the_manifest_a_chunk_at_a_time_never_whole() -> None:
+    """A build hands the manifest over as `Pieces` (made entry by entry each time it is read), and
+    the transaction encodes a chunk at a time: a build of 10,000 folders held their manifest
+    (about 5 MB) whole at its end, where its memory peaks."""
+    from spark_dsl.targets.manifest import Pieces
+    from spark_dsl.targets.transaction import _utf8_pieces
+
+    entries = [
+        Entry(f"dep-{i:04}", f"specs/é{i}.spark", {"serve.sh": HASH, "kubernetes.yaml": HASH}) for i in range(400)
+    ]
+    text = Pieces(entries)
+    assert not hasattr(text, "__dict__") and type(text).__slots__ == ("entries",)  # no text kept
+    assert str(text) == render(entries) == render_reference(entries)
+    chunks = list(_utf8_pieces(text, size=4096))
+    assert b"".join(chunks) == render(entries).encode("utf-8")
+    longest_entry = max(len(piece.encode("utf-8")) for piece in text)
+    assert len(chunks) > 10 and max(len(c) for c in chunks) < 4096 * 2 + longest_entry
+    assert Pieces(list(reversed(entries))) == text  # the same manifest, whatever the order given
+    assert Pieces(entries[1:]) != text
