@@ -117,3 +117,18 @@ def test_a_clean_parse_imports_no_lark() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_offsets_are_shared_between_files_and_a_long_file_still_parses_as_lark_does() -> None:
+    """Spans keep every token's offsets for the run; past 256 each was an int object of its own in
+    every file (about 30 a spec). A file shorter than the shared table takes them from it, so two
+    files' offset 300 is one object; a longer file keeps its own and parses exactly as Lark does."""
+    pad = "# " + "x" * 297 + "\n"  # pushes the deployment's tokens past offset 256
+    text = pad + "deployment a {\n  model = muse-spark-open\n}\n"
+    first, second = by_driver(text), by_driver(text.replace("deployment a", "deployment b"))
+    assert first is not None and second is not None
+    assert first[0][0].span.start == 300 and first[0][0].span.start is second[0][0].span.start
+    long = pad * 60 + text  # over the shared table's 16,384 offsets
+    assert len(long) > 1 << 14
+    assert by_driver(long) == by_lark(long)
+    assert by_driver(long)[0][0].span.start == len(pad) * 61  # type: ignore[index]
