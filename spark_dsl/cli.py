@@ -576,7 +576,9 @@ def _build_scope(result: Any, paths: tuple[str, ...], root: Path) -> Any:
     from spark_dsl.targets import writer
 
     failed = {d.location.file for d in result.diagnostics if d.severity is Severity.ERROR and d.location}
-    read = {name: s.path.resolve() for name, s in result.sources.items()}
+    # The loader keeps each file at its resolved path already (one it could not resolve, at the
+    # path as named: it has its error): resolving 10,000 of them again made as many new paths.
+    read = {name: s.path for name, s in result.sources.items()}
     return writer.Scope(
         root.resolve(),
         tuple(Path(p).resolve() for p in paths),

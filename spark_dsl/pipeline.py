@@ -209,6 +209,7 @@ def _run(
     diagnostics = _apply_settings(diagnostics, sources, projects)
     _in_file_order(diagnostics, sources)
     sources = {**_configuration_sources(projects, diagnostics), **sources}
+    projects.forget_paths()
     return RunResult(files, deployments, _dedupe(diagnostics), sources, plans, launches, projects)
 
 

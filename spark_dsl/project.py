@@ -103,6 +103,12 @@ class Projects:
     _resolved: dict[Path, Path | files.Unreadable] = field(default_factory=dict)
     _forced_real: Path | None = None  # `forced`, resolved once
 
+    def forget_paths(self) -> None:
+        """Lets go of the paths remembered for the run once it is done: a few hundred bytes a spec
+        that a build's commit can use instead (each is found again if asked for)."""
+        self._resolved.clear()
+        self._starts.clear()
+
     def resolved(self, path: Path) -> Path | files.Unreadable:
         """`files.resolve(path)`, remembered for the run."""
         found = self._resolved.get(path)
