@@ -61,9 +61,8 @@ def _cache_source(job: Job) -> str | None:
 
 
 def _service(job: Job, launch: Launch) -> dict[str, Any]:
-    for text in (*launch.argv, *(v for _, v in launch.env)):
-        if placeholders.used([text]):
-            raise TargetError("Compose has no run-time address to fill a placeholder with")
+    if placeholders.used([*launch.argv, *(v for _, v in launch.env)]):
+        raise TargetError("Compose has no run-time address to fill a placeholder with")
     service: dict[str, Any] = {
         "image": literal(job.image),
         "entrypoint": [literal(launch.argv[0])],

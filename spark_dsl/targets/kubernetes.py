@@ -272,7 +272,7 @@ class Manifest:
         # Asked of the placeholders only: a user's `$(SPARK_POD_IP)` is escaped text, not a reference.
         # The kubelet expands `$(NAME)` in args only for a NAME the container's env defines.
         texts = [*launch.argv, *(value for _, value in launch.env)]
-        filled = {fill(name) for text in texts for name in placeholders.used([text])}
+        filled = {fill(name) for name in placeholders.used(texts)}
         if f"$({POD_IP})" in filled:
             out.append({"name": POD_IP, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
         out += [{"name": name, "value": value} for (name, _), value in zip(launch.env, values, strict=True)]

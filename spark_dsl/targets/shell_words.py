@@ -48,8 +48,26 @@ def expansion_text(text: str) -> str:
     return re.sub(r"""([$`"'\\}])""", r"\\\1", visible(text))
 
 
+# Plain words as written, remembered: a build quotes the same flags and values for every
+# deployment (about 30 words each). Emptied when full, so a build keeps a few thousand at most.
+_WORDS: dict[str, str] = {}
+_REMEMBERED = 4096
+
+
 def word(text: str) -> str:
     """`text` as a bash word whose placeholders expand from shell variables of the same name."""
+    if type(text) is str:  # a Template (placeholders to fill) is never remembered as plain text
+        written = _WORDS.get(text)
+        if written is None:
+            written = _word(text)
+            if len(_WORDS) >= _REMEMBERED:
+                _WORDS.clear()
+            _WORDS[text] = written
+        return written
+    return _word(text)
+
+
+def _word(text: str) -> str:
     parts = list(split(text))
     if len(parts) > 1 and all(_SAFE.fullmatch(literal) or not literal for literal, _ in parts):
         # Plain text around the variables: one double-quoted word reads best ("http://${X}:8100").

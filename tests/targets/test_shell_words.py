@@ -71,3 +71,20 @@ def test_an_unset_variable_prints_the_message_exactly(message: str) -> None:
     result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     assert result.returncode != 0 and "EOF" not in result.stderr, result.stderr
     assert result.stderr == f"bash: line 1: X: {message.replace(chr(9), chr(92) + 't')}\n"
+
+
+def test_remembered_words_keep_a_users_placeholder_text_apart_from_the_compilers() -> None:
+    """`word` remembers plain words (a build quotes the same flags for every deployment), never a
+    Template: the same characters are a user's literal value in one and a placeholder in the other,
+    whichever comes first, and the table stays bounded."""
+    from spark_dsl.plan.template import Template
+    from spark_dsl.targets import shell_words
+
+    text = "http://${SPARK_HEAD_ADDRESS}:8000"
+    for _ in range(2):
+        assert shell_words.word(text) == "'http://${SPARK_HEAD_ADDRESS}:8000'"
+        assert shell_words.word(Template(text)) == '"http://${SPARK_HEAD_ADDRESS}:8000"'
+    for i in range(shell_words._REMEMBERED + 10):
+        shell_words.word(f"value-{i}")
+    assert len(shell_words._WORDS) <= shell_words._REMEMBERED
+    assert shell_words.word(text) == "'http://${SPARK_HEAD_ADDRESS}:8000'"
