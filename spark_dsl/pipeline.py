@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +20,36 @@ class UsageError(Exception):
     """The command was misused (a missing path, a path outside the root): exit 2."""
 
 
+class Launches(Mapping[Plan, tuple[Launch, ...]]):
+    """Each plan whose rules passed, with the processes its targets run, decided the first time
+    it is asked for and kept: `spark check` asks for none (deciding them was a twentieth of its
+    time per spec), a build or `spark plan` for each plan once."""
+
+    def __init__(self, plans: list[Plan] | None = None) -> None:
+        self._decided: dict[Plan, tuple[Launch, ...] | None] = dict.fromkeys(plans or ())
+
+    def __getitem__(self, plan: Plan) -> tuple[Launch, ...]:
+        found = self._decided[plan]  # KeyError: not a plan whose rules passed
+        if found is None:
+            from spark_dsl.plan.launches import build_launches
+
+            found = self._decided[plan] = tuple(build_launches(plan))
+        return found
+
+    def __contains__(self, plan: object) -> bool:
+        return plan in self._decided
+
+    def __iter__(self) -> Iterator[Plan]:
+        return iter(self._decided)
+
+    def __len__(self) -> int:
+        return len(self._decided)
+
+    def pop(self, plan: Plan, default: None = None) -> None:
+        """Lets go of a plan's launches (a streaming build, once rendered)."""
+        self._decided.pop(plan, default)
+
+
 @dataclass
 class RunResult:
     files: list[SourceFile]
@@ -29,7 +59,7 @@ class RunResult:
     plans: list[Plan] = field(default_factory=list)
     # Each plan whose rules passed, with the processes its targets run (a separate value: the plan
     # is what was decided, the launches what is run).
-    launches: dict[Plan, tuple[Launch, ...]] = field(default_factory=dict)
+    launches: Launches = field(default_factory=Launches)
     # The projects the run's files belong to, with their settings (spark_dsl.project).
     projects: Projects = field(default_factory=Projects)
     # Indexes for the questions asked once per deployment (a build asks both of every one), so
@@ -194,13 +224,14 @@ def _run(
         deployments.extend(loader.deployments(source))
     _check_unique_names(deployments, sink)
     plans: list[Plan] = []
-    launches: dict[Plan, tuple[Launch, ...]] = {}
+    passed: list[Plan] = []
     for dep in deployments:
         planned = plan_deployment(dep, sink, forced_targets)
         if planned is not None:
             plans.append(planned[0])
-            if planned[1] is not None:
-                launches[planned[0]] = planned[1]
+            if planned[1]:
+                passed.append(planned[0])
+    launches = Launches(passed)
     sources: dict[str, SourceFile] = {}
     for each in loaders.values():
         for source in each.files.values():
@@ -245,9 +276,9 @@ def _configuration_sources(projects: Projects, diagnostics: list[Diagnostic]) ->
 
 def plan_deployment(
     dep: ResolvedDeployment, sink: DiagnosticSink, forced_targets: tuple[str, ...] = ()
-) -> tuple[Plan, tuple[Launch, ...] | None] | None:
-    """Resolve and estimate, check the rules and, when they pass, decide the launches."""
-    from spark_dsl.plan.launches import build_launches
+) -> tuple[Plan, bool] | None:
+    """Resolve and estimate, and check the rules: the plan, and whether its rules passed (its
+    launches are then decided when asked for, `Launches`)."""
     from spark_dsl.plan.resolve import build_plan
     from spark_dsl.rules.table import run_rules
 
@@ -259,9 +290,7 @@ def plan_deployment(
     found = run_rules(plan)
     for d in found:
         sink.add(d)
-    if any(d.severity is Severity.ERROR for d in found):
-        return plan, None
-    return plan, tuple(build_launches(plan))
+    return plan, not any(d.severity is Severity.ERROR for d in found)
 
 
 def _check_unique_names(deployments: list[ResolvedDeployment], sink: DiagnosticSink) -> None:

@@ -71,3 +71,29 @@ def test_a_run_without_ignore_comments_indexes_no_lines(tmp_path: Path) -> None:
     result = result_of(tmp_path, 3, frontend="rust")
     assert not result.diagnostics
     assert [s._index for s in result.sources.values()] == [None, None, None]
+
+
+def test_launches_are_decided_when_first_asked_for_and_only_for_plans_that_passed(tmp_path: Path, monkeypatch) -> None:
+    """A check asks for no launches, so the run decides none (a twentieth of its time per spec);
+    a build asks for each plan's once. A plan with errors has none, and asking twice gives the
+    same launches."""
+    import spark_dsl.plan.launches as launches_module
+
+    (tmp_path / "a.spark").write_text(SPEC.format(i=0, frontend="python"), encoding="utf-8")
+    (tmp_path / "b.spark").write_text(SPEC.format(i=1, frontend="python").replace("b200", "b200\n  gpus = 3"))
+    decided: list[str] = []
+    real = launches_module.build_launches
+
+    def counting(plan):  # type: ignore[no-untyped-def]
+        decided.append(plan.name)
+        return real(plan)
+
+    monkeypatch.setattr(launches_module, "build_launches", counting)
+    result = run([tmp_path / "a.spark", tmp_path / "b.spark"], tmp_path)
+    assert decided == []
+    good, bad = (result.plan("muse-0"), result.plan("muse-1"))
+    assert good in result.launches and bad not in result.launches and len(result.launches) == 1
+    first = result.launches[good]
+    assert result.launches[good] is first and first[0].argv[:2] == ("vllm", "serve")
+    assert decided == ["muse-0"]
+    assert [len(p.launches) for p in result.planned()] == [1, 0]
