@@ -196,3 +196,29 @@ def test_a_rejected_value_in_a_block_stops_the_rules_for_that_deployment(project
         "  parallel = tp\n  workload { concurrency = 1.5K }\n}\n",
     )
     assert [d.code for d in result.diagnostics] == ["SPK105"]
+
+
+def test_a_rule_about_one_targets_settings_finds_nothing_where_the_plan_does_not_build_it() -> None:
+    """run_rules skips a rule tagged with a target (`@rule(..., target=...)`) for a plan that
+    neither declares nor is forced to build that target: safe only while the rule finds nothing
+    there. Every plan of the fixtures and specs (each code's failing one among them) proves it;
+    and each tagged rule does fire on a plan that builds its target."""
+    from spark_dsl.rules.table import all_rules
+
+    repo = Path(__file__).resolve().parent.parent
+    files = sorted((repo / "tests" / "fixtures").rglob("*.spark")) + sorted((repo / "specs").rglob("*.spark"))
+    tagged = [r for r in all_rules() if r.target is not None]
+    assert {r.target for r in tagged} == {"slurm", "compose", "kubernetes"} and len(tagged) >= 20
+    fired: set[str] = set()
+    plans = 0
+    for path in files:
+        for plan in run([path], path.parent).plans:
+            plans += 1
+            for rule_ in tagged:
+                found = list(rule_.check(plan))
+                if plan.builds(rule_.target):  # type: ignore[arg-type]
+                    fired |= {rule_.code} if found else set()
+                else:
+                    assert found == [], (rule_.code, path.name, plan.name)
+    assert plans > 250
+    assert fired == {r.code for r in tagged}

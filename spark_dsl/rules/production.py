@@ -96,6 +96,7 @@ def _label_value(text: str) -> str:
     "topology spread match node labels, and a toleration's key is a taint's key.",
     failing='target kubernetes {\n  metrics {\n    labels {\n      release = "kube prometheus"\n    }\n  }\n}',
     fixed='target kubernetes {\n  metrics {\n    labels {\n      release = "kube-prometheus"\n    }\n  }\n}',
+    target="kubernetes",
 )
 def pack_labels(plan: Plan) -> Iterator[Finding]:
     for where, values, key, setting in _label_maps(plan):
@@ -165,6 +166,7 @@ def _over_budget(
     "its maximum, while its status says it is scaling (docs/production.md, Budget).",
     failing=_K8S + "  metrics {}\n  autoscale {\n    max = 4\n  }\n}",
     fixed=_K8S + "  metrics {}\n  autoscale {\n    max = 3\n  }\n}",
+    target="kubernetes",
 )
 def autoscale_over_budget(plan: Plan) -> Iterator[Finding]:
     body, limit = _body(plan), budget.budget(plan)
@@ -194,6 +196,7 @@ def autoscale_over_budget(plan: Plan) -> Iterator[Finding]:
     "minimum above the maximum: `kubectl apply` fails.",
     failing="target kubernetes {\n  metrics {}\n  autoscale {\n    min = 4\n    max = 2\n  }\n}",
     fixed="target kubernetes {\n  metrics {}\n  autoscale {\n    min = 2\n    max = 2\n  }\n}",
+    target="kubernetes",
 )
 def autoscale_min_above_max(plan: Plan) -> Iterator[Finding]:
     if _body(plan) is None or not budget.autoscaled(plan):
@@ -219,6 +222,7 @@ def autoscale_min_above_max(plan: Plan) -> Iterator[Finding]:
     basis="The replicas past the budget stay Pending (docs/production.md, Budget).",
     failing=_K8S + "  replicas   = 4\n}",
     fixed=_K8S + "  replicas   = 3\n}",
+    target="kubernetes",
 )
 def replicas_over_budget(plan: Plan) -> Iterator[Finding]:
     body, limit = _body(plan), budget.budget(plan)
@@ -247,6 +251,7 @@ def replicas_over_budget(plan: Plan) -> Iterator[Finding]:
     "select by the labels spark's monitor adds.",
     failing="target kubernetes {\n  autoscale {\n    max = 2\n  }\n}",
     fixed="target kubernetes {\n  metrics {}\n  autoscale {\n    max = 2\n  }\n}",
+    target="kubernetes",
 )
 def autoscale_unscraped(plan: Plan) -> Iterator[Finding]:
     body = _body(plan)
@@ -337,6 +342,7 @@ def _extra_args_finding(
     "`vllm:*` series: the dashboard stays empty and an autoscaler reads nothing.",
     failing='serve {\n  extra_args = ["--disable-log-stats"]\n}\ntarget kubernetes {\n  metrics {}\n}',
     fixed="serve {\n  extra_args = []\n}\ntarget kubernetes {\n  metrics {}\n}",
+    target="kubernetes",
 )
 def metrics_without_stats(plan: Plan) -> Iterator[Finding]:
     body = _body(plan)
@@ -391,6 +397,7 @@ def load_balancing_mode(plan: Plan) -> Iterator[Finding]:
     "the old replicas are kept until the new one is ready (docs/production.md, Rollouts).",
     failing=_K8S + "  replicas   = 2\n  rollout {\n    surge = 2\n  }\n}",
     fixed=_K8S + "  replicas   = 2\n  rollout {\n    surge = 1\n  }\n}",
+    target="kubernetes",
 )
 def surge_over_budget(plan: Plan) -> Iterator[Finding]:
     body, limit = _body(plan), budget.budget(plan)
@@ -436,6 +443,7 @@ def _object_name(text: str) -> str:
     "Deployment or LeaderWorkerSet.",
     failing='target kubernetes {\n  priority_class = "Inference High"\n}',
     fixed='target kubernetes {\n  priority_class = "inference-high"\n}',
+    target="kubernetes",
 )
 def scheduling_names(plan: Plan) -> Iterator[Finding]:
     body = plan.target(budget.KIND)

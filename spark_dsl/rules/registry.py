@@ -39,6 +39,9 @@ class Rule:
     doc: CodeDoc
     check: Check
     suppressed_by: frozenset[str] = field(default_factory=frozenset)
+    # The target whose settings the rule checks: it finds nothing in a plan that does not build
+    # it (tests/test_rules.py proves each), so such a plan does not run it.
+    target: str | None = None
 
 
 _RULES: dict[str, Rule] = {}
@@ -72,6 +75,7 @@ def rule(
     failing: str,
     fixed: str,
     suppressed_by: Iterable[str] = (),
+    target: str | None = None,
 ) -> Callable[[Check], Check]:
     """Registers a check function as the rule `code`."""
 
@@ -79,7 +83,7 @@ def rule(
         if code in _RULES:
             raise ValueError(f"rule code {code} is registered twice")
         doc = CodeDoc(code, severity, title, checks, basis, failing, fixed)
-        _RULES[code] = Rule(code, Severity(severity), doc, fn, frozenset(suppressed_by))
+        _RULES[code] = Rule(code, Severity(severity), doc, fn, frozenset(suppressed_by), target)
         return fn
 
     return register

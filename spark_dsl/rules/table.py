@@ -65,11 +65,22 @@ def generic_rules() -> tuple[Rule, ...]:
     return tuple(r for r in all_rules() if not is_recipe_rule(r))
 
 
+@cache
+def _rules_for(recipe: bool, built: frozenset[str]) -> tuple[Rule, ...]:
+    """The rules that can find something in a plan: the recipe's own only for its model, and a
+    rule about one target's settings only where the plan builds that target."""
+    rules = all_rules() if recipe else generic_rules()
+    return tuple(r for r in rules if r.target is None or r.target in built)
+
+
 def run_rules(plan: Plan) -> list[Diagnostic]:
     """Every rule's findings on a plan, with overlapping codes left out as RULES.md says.
 
     The recipe's own rules run only on plans of the recipe's model."""
-    rules = all_rules() if plan.model.id == catalog.load().recipe.model else generic_rules()
+    built = frozenset(plan.targets).union(plan.forced_targets)
+    rules = _rules_for(plan.model.id == catalog.load().recipe.model, built)
     found = [(rule_, finding) for rule_ in rules for finding in rule_.check(plan)]
+    if not found:
+        return []
     fired = {rule_.code for rule_, _ in found}
     return [to_diagnostic(plan, r, f) for r, f in found if not (r.suppressed_by & fired)]

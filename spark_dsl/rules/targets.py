@@ -132,6 +132,7 @@ def _multi_node_target(plan: Plan, at: Resolved | None, declared: set[str]) -> F
     "`kubectl apply` refuses.",
     failing='target kubernetes {\n  namespace = "Inference_Team"\n}',
     fixed='target kubernetes {\n  namespace = "inference-team"\n}',
+    target="kubernetes",
 )
 def kubernetes_namespace(plan: Plan) -> Iterator[Finding]:
     setting = _setting(plan, "kubernetes", "namespace")
@@ -167,6 +168,7 @@ def _qualified_name_problem(key: str) -> str | None:
     "labels, so its keys follow the same rule.",
     failing='target kubernetes {\n  labels {\n    "team name" = "inference"\n  }\n}',
     fixed='target kubernetes {\n  labels {\n    "team" = "inference"\n  }\n}',
+    target="kubernetes",
 )
 def kubernetes_keys(plan: Plan) -> Iterator[Finding]:
     for block in ("labels", "annotations", "node_selector"):
@@ -209,6 +211,7 @@ def _suggest_dns_label(text: str) -> str:
     basis="Kubernetes validates label values this way; a node selector value is a node label value.",
     failing='target kubernetes {\n  node_selector {\n    "nvidia.com/gpu.product" = "NVIDIA B200"\n  }\n}',
     fixed='target kubernetes {\n  node_selector {\n    "nvidia.com/gpu.product" = "NVIDIA-B200"\n  }\n}',
+    target="kubernetes",
 )
 def kubernetes_label_values(plan: Plan) -> Iterator[Finding]:
     for block in ("labels", "node_selector"):
@@ -285,6 +288,7 @@ def kubernetes_env_secret(plan: Plan) -> Iterator[Finding]:
     basis="The API server rejects other claim names, and a relative host path means nothing on a node.",
     failing='target kubernetes {\n  model_cache = hostpath("models/cache")\n}',
     fixed='target kubernetes {\n  model_cache = hostpath("/models/cache")\n}',
+    target="kubernetes",
 )
 def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
     setting = _setting(plan, "kubernetes", "model_cache")
@@ -329,6 +333,7 @@ def _plain(text: str) -> bool:
     f"the default is {_DEFAULT_TIME}.",
     failing="target slurm {\n  time = 0h\n}",
     fixed="target slurm {\n  time = 12h\n}",
+    target="slurm",
 )
 def slurm_time_zero(plan: Plan) -> Iterator[Finding]:
     setting = _setting(plan, "slurm", "time")
@@ -352,6 +357,7 @@ def slurm_time_zero(plan: Plan) -> Iterator[Finding]:
     "or start a new one, and Slurm knows no such names.",
     failing='target slurm {\n  partition = "gpu b200"\n}',
     fixed='target slurm {\n  partition = "b200"\n}',
+    target="slurm",
 )
 def slurm_names(plan: Plan) -> Iterator[Finding]:
     for key in ("partition", "account", "qos"):
@@ -393,6 +399,7 @@ SLURM_SCHEDULING = {
     "without a shell: a space, quote or newline would cut the value or add a directive of its own.",
     failing='target slurm {\n  exclude = "node1 node2"\n}',
     fixed='target slurm {\n  exclude = "node1,node2"\n}',
+    target="slurm",
 )
 def slurm_scheduling(plan: Plan) -> Iterator[Finding]:
     for key, pattern in SLURM_SCHEDULING.items():
@@ -423,6 +430,7 @@ def slurm_scheduling(plan: Plan) -> Iterator[Finding]:
     "written.",
     failing='target slurm {\n  extra_directives = ["--mail-typ=END"]\n}',
     fixed='target slurm {\n  extra_directives = ["--mail-type=END"]\n}',
+    target="slurm",
 )
 def slurm_extra_directives(plan: Plan) -> Iterator[Finding]:
     yield from _extra_directives(plan, managed=False)
@@ -441,6 +449,7 @@ def slurm_extra_directives(plan: Plan) -> Iterator[Finding]:
     "`--array` would start the deployment several times. The spec's own keys set these.",
     failing='target slurm {\n  extra_directives = ["--time=8:00:00"]\n}',
     fixed="target slurm {\n  time = 8h\n}",
+    target="slurm",
 )
 def slurm_managed_directives(plan: Plan) -> Iterator[Finding]:
     yield from _extra_directives(plan, managed=True)
@@ -494,6 +503,7 @@ def _string_list(items: list[str]) -> str | None:
     "never reports a result and the allocation is spent loading weights.",
     failing="target slurm {\n  time          = 1h\n  ready_timeout = 2h\n}",
     fixed="target slurm {\n  time          = 4h\n  ready_timeout = 45m\n}",
+    target="slurm",
 )
 def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:
     timeout = _setting(plan, "slurm", "ready_timeout")
@@ -520,6 +530,7 @@ def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:
     "would start a new line of the script.",
     failing='target slurm {\n  output = "logs/my job.out"\n}',
     fixed='target slurm {\n  output = "logs/my-job-%j.out"\n}',
+    target="slurm",
 )
 def slurm_output(plan: Plan) -> Iterator[Finding]:
     setting = _setting(plan, "slurm", "output")
@@ -554,6 +565,7 @@ def _unfit_in_sbatch(ch: str) -> bool:
     basis="Docker Compose rejects other project names: `docker compose` fails before it starts anything.",
     failing='target compose {\n  project = "Muse Spark"\n}',
     fixed='target compose {\n  project = "muse-spark"\n}',
+    target="compose",
 )
 def compose_project(plan: Plan) -> Iterator[Finding]:
     setting = _setting(plan, "compose", "project")
@@ -578,6 +590,7 @@ def compose_project(plan: Plan) -> Iterator[Finding]:
     "host, so the weights would not land where the spec says.",
     failing='target compose {\n  model_cache = "hf-cache"\n}',
     fixed='target compose {\n  model_cache = "./hf-cache"\n}',
+    target="compose",
 )
 def compose_model_cache(plan: Plan) -> Iterator[Finding]:
     setting = _setting(plan, "compose", "model_cache")
@@ -620,6 +633,7 @@ def _written_size(size: int) -> str:
     "the weights fails the download part-way, or gets the pod evicted for using more disk than it asked for.",
     failing='target kubernetes {\n  model_cache = pvc("model-cache")\n  cache_size  = 300GiB\n}',
     fixed='target kubernetes {\n  model_cache = pvc("model-cache")\n  cache_size  = 600GiB\n}',
+    target="kubernetes",
 )
 def volume_too_small(plan: Plan) -> Iterator[Finding]:
     from spark_dsl.plan.weights import staging
