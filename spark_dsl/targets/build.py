@@ -125,7 +125,9 @@ def build(
     held = set(names_with_errors)
     real_root = root.resolve()
     for plan in plans:
-        if has_errors(plan.name):
+        # A plan whose rules found errors has no launches. Its name alone may not say so: an error
+        # in a shared profile is reported once, for the first deployment that extends it.
+        if has_errors(plan.name) or plan not in launches:
             held.add(plan.name)
             continue
         kinds = [k for k in target_table.kinds() if k in (forced or plan.targets)]

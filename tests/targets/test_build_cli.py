@@ -364,3 +364,44 @@ def test_builds_under_different_hash_seeds_are_byte_identical(tmp_path: Path) ->
         outputs.append(tree(out))
     assert outputs[0] == outputs[1] == outputs[2]
     assert len(outputs[0]) == 55  # 54 files and the manifest
+
+
+SHARED_PROFILE = """\
+profile base {{
+{body}
+}}
+
+deployment d1 extends base {{
+  model       = muse-spark-open
+  accelerator = b200
+  target shell {{}}
+}}
+
+deployment d2 extends base {{
+  model       = muse-spark-open
+  accelerator = b200
+  target shell {{}}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "forced", "code"),
+    [
+        ('  serve {\n    api_key = env("VLLM_API_KEY")\n  }', ("-t", "kubernetes"), "SPK505"),
+        ('  target slurm {\n    partition = "gpu b200"\n  }', (), "SPK507"),
+    ],
+    ids=["forced-kubernetes", "declared-slurm"],
+)
+def test_an_error_in_a_shared_profile_holds_every_deployment_that_extends_it(
+    project, spark, body, forced, code
+) -> None:
+    """The error is one place, so it is reported once (for the first deployment), but both
+    deployments have it: neither is rendered, and the build exits 1. The build asked the second
+    for launches it never had and failed with exit 3 (a KeyError naming the whole plan)."""
+    folder = project({"p.spark": SHARED_PROFILE.format(body=body)})
+    r = spark("build", ".", "-o", "out", *forced, "--format", "json", cwd=folder)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+    assert [d["code"] for d in json.loads(r.stdout)["diagnostics"]] == [code]
+    assert not (folder / "out" / "d1").exists() and not (folder / "out" / "d2").exists()
