@@ -274,7 +274,10 @@ def _default_search() -> tuple[tuple[str, ...], str]:
     from spark_dsl.files import display
     from spark_dsl.project import BY_OWN_FOLDER, Projects
 
-    cwd = Path.cwd()
+    try:
+        cwd = Path.cwd()
+    except OSError:  # the current folder was removed: there is nothing of its own to read
+        return (), ". (the current folder no longer exists)"
     project = Projects().of(cwd)
     if project.found_by != BY_OWN_FOLDER:
         root = display(project.root)
@@ -343,7 +346,8 @@ def explain(topic: str | None, markdown: bool, list_codes: bool, specs: tuple[st
         # Self-contained: an installed spark-dsl has no docs/ folder to point at.
         raise ExplainUsageError(f"unknown diagnostic code {topic!r}{hint} (`spark explain` lists every code)")
     found = find(topic)
-    where, shown = (specs, ", ".join(specs)) if specs else _default_search()
+    # The specs are read only when they are asked for, or the name is no shipped topic.
+    where, shown = (specs, ", ".join(specs)) if specs else _default_search() if not found else ((), "")
     models = declared(where, strict=bool(specs)) if specs or (not found and where) else None
     if models is not None:
         found += models.topics(topic.strip())

@@ -279,3 +279,23 @@ def test_the_explain_output_docs_models_md_shows_is_the_commands(
     r = spark("explain", "my-llama")
     assert r.returncode == 0, r.stderr
     assert r.stdout == shown.group(1)
+
+
+def test_explain_works_from_a_folder_that_was_removed(tmp_path: Path) -> None:
+    """A shipped name needs no specs, so the current folder is not asked for; a name that is no
+    topic says the folder is gone. Both were a FileNotFoundError traceback."""
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    script = (
+        "import os, sys\n"
+        f"os.makedirs({str(gone)!r}, exist_ok=True); os.chdir({str(gone)!r}); os.rmdir({str(gone)!r})\n"
+        "from spark_dsl.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    found = subprocess.run([sys.executable, "-c", script, "explain", "b200"], capture_output=True, text=True)
+    assert found.returncode == 0 and "b200" in found.stdout and "Traceback" not in found.stderr, found.stderr
+    unknown = subprocess.run([sys.executable, "-c", script, "explain", "my-qwen"], capture_output=True, text=True)
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr, unknown.stderr
+    assert "the current folder no longer exists" in unknown.stderr
