@@ -8,6 +8,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from spark_dsl.diagnostics import Diagnostic, DiagnosticSink, Note, Severity
 from spark_dsl.loader import Loader, ResolvedDeployment, SourceFile
@@ -38,6 +39,10 @@ class Launches(Mapping[Plan, tuple[Launch, ...]]):
 
     def __contains__(self, plan: object) -> bool:
         return plan in self._decided
+
+    def get(self, plan: Plan, default: Any = None) -> Any:
+        # Not Mapping's: it reads a KeyError raised while deciding the launches as "no launches".
+        return self[plan] if plan in self._decided else default
 
     def __iter__(self) -> Iterator[Plan]:
         return iter(self._decided)

@@ -97,3 +97,22 @@ def test_launches_are_decided_when_first_asked_for_and_only_for_plans_that_passe
     assert result.launches[good] is first and first[0].argv[:2] == ("vllm", "serve")
     assert decided == ["muse-0"]
     assert [len(p.launches) for p in result.planned()] == [1, 0]
+
+
+def test_a_failure_deciding_launches_is_not_read_as_no_launches(tmp_path: Path, monkeypatch) -> None:
+    """`planned()` asks with `get`: a KeyError raised while deciding a plan's launches must surface
+    (a bug, exit 3 in the CLI), not pass for a plan with errors, as Mapping.get would have it."""
+    import pytest
+
+    import spark_dsl.plan.launches as launches_module
+
+    (tmp_path / "a.spark").write_text(SPEC.format(i=0, frontend="python"), encoding="utf-8")
+
+    def broken(plan):  # type: ignore[no-untyped-def]
+        raise KeyError("a table the launches read")
+
+    monkeypatch.setattr(launches_module, "build_launches", broken)
+    result = run([tmp_path / "a.spark"], tmp_path)
+    with pytest.raises(KeyError, match="a table the launches read"):
+        result.planned()
+    assert result.launches.get(object()) is None  # a plan the run does not have: the default
