@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 
 from spark_dsl.targets.placeholders import split
 from spark_dsl.text_escape import visible
@@ -48,22 +49,30 @@ def expansion_text(text: str) -> str:
     return re.sub(r"""([$`"'\\}])""", r"\\\1", visible(text))
 
 
-# Plain words as written, remembered: a build quotes the same flags and values for every
-# deployment (about 30 words each). Emptied when full, so a build keeps a few thousand at most.
-_WORDS: dict[str, str] = {}
+# Texts as written, remembered by the renderers (these words, the YAML writer's scalars): a build
+# writes the same flags, keys and values for every deployment. A table is emptied when full, so
+# a build keeps a few thousand at most.
 _REMEMBERED = 4096
+
+
+def remembered(table: dict[str, str], text: str, write: Callable[[str], str]) -> str:
+    """`write(text)`, from `table` when written before (a caller asks the table first)."""
+    written = table.get(text)
+    if written is None:
+        written = write(text)
+        if len(table) >= _REMEMBERED:
+            table.clear()
+        table[text] = written
+    return written
+
+
+_WORDS: dict[str, str] = {}
 
 
 def word(text: str) -> str:
     """`text` as a bash word whose placeholders expand from shell variables of the same name."""
     if type(text) is str:  # a Template (placeholders to fill) is never remembered as plain text
-        written = _WORDS.get(text)
-        if written is None:
-            written = _word(text)
-            if len(_WORDS) >= _REMEMBERED:
-                _WORDS.clear()
-            _WORDS[text] = written
-        return written
+        return _WORDS.get(text) or remembered(_WORDS, text, _word)
     return _word(text)
 
 

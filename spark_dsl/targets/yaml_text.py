@@ -16,7 +16,7 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from spark_dsl.targets.shell_words import quote
+from spark_dsl.targets.shell_words import quote, remembered
 
 if TYPE_CHECKING:
     import yaml
@@ -132,22 +132,18 @@ def _string(text: str, key: bool) -> str:
     return written[2:-1]
 
 
-# Strings as written, remembered: most recur in every deployment (keys, flags, images). Each
-# table is emptied when full, so a build of many specs keeps a few thousand at most.
+# Strings as written, remembered (shell_words.remembered): most recur in every deployment (keys,
+# flags, images).
 _KEYS: dict[str, str] = {}
 _VALUES: dict[str, str] = {}
-_REMEMBERED = 4096
 
 
-def _remembered(text: str, key: bool) -> str:
-    table = _KEYS if key else _VALUES
-    written = table.get(text)
-    if written is None:
-        written = _string(text, key)
-        if len(table) >= _REMEMBERED:
-            table.clear()
-        table[text] = written
-    return written
+def _key_text(text: str) -> str:
+    return _string(text, True)
+
+
+def _value_text(text: str) -> str:
+    return _string(text, False)
 
 
 # Exact types: PyYAML's safe dumper refuses a subclass (a str subclass, an OrderedDict), and so
@@ -155,7 +151,7 @@ def _remembered(text: str, key: bool) -> str:
 def _scalar(value: Any) -> str:
     kind = type(value)
     if kind is str:
-        return _VALUES.get(value) or _remembered(value, False)
+        return _VALUES.get(value) or remembered(_VALUES, value, _value_text)
     if value is True:
         return "true"
     if value is False:
@@ -174,7 +170,7 @@ def _scalar(value: Any) -> str:
 def _key(value: Any) -> str:
     if type(value) is not str:
         raise _Unknown
-    return _KEYS.get(value) or _remembered(value, True)
+    return _KEYS.get(value) or remembered(_KEYS, value, _key_text)
 
 
 def _mapping(data: dict[Any, Any], indent: int, lead: str, out: list[str]) -> None:
