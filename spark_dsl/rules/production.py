@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from spark_dsl.diagnostics import Edit, Fix
 from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
-from spark_dsl.rules.safety import _at_item, _drop_items, _extra_args, _flag_name, _items
+from spark_dsl.rules.safety import _at_item, _destination, _drop_items, _extra_args, _items
 from spark_dsl.rules.targets import (
     DNS_SUBDOMAIN,
     LABEL_NAME,
@@ -301,17 +301,11 @@ def _flags_of(plan: Plan, dests: tuple[str, ...]) -> Iterator[tuple[int, str, Se
     """(index, token, the setting, vLLM's destination) of each item of `serve.extra_args` that turns on one of vLLM's
     destinations `dests`, under any of its spellings (`-dph` too), never the `--no-` one."""
     setting = _extra_args(plan)
-    if setting is None:
+    if setting is None:  # vLLM's flag table is read for a spec that passes extra_args only
         return
-    # Only here: the flag table is read for a spec that passes extra_args, never on the cold path
-    # of a check without them (tests/test_cli_check.py).
-    from spark_dsl.vllm_flags import flag_table
-
-    table = flag_table()
     for index, token in enumerate(setting.value):
-        name = _flag_name(token)
-        dest = table["options"].get(name)
-        if dest in dests and name not in table["actions"][dest]["negative"]:
+        dest, negative, _ = _destination(token)
+        if dest in dests and not negative:
             yield index, token, setting, str(dest)
 
 
