@@ -314,7 +314,7 @@ class Plan:
     @property
     def vendor(self) -> Vendor:
         """The catalog's facts for the accelerator's vendor (the recipe's path)."""
-        return catalog.load().recipe.vendors[self.path]
+        return catalog.load().vendor(self.path)
 
 
 class Planned(NamedTuple):
