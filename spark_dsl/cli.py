@@ -187,7 +187,7 @@ def _run_frozen(files: list[Path], projects: Any, overlays: dict[Path, str] | No
     """The pipeline's run, its objects frozen for the rest of the command; a bug exits 3.
 
     The run's objects (a few hundred per spec) live until the command exits. The pipeline keeps
-    the cyclic collector off while it runs; switched back on with all of them in its youngest
+    the cyclic collector off while it runs (`pipeline.run`); switched back on with all of them in its youngest
     generation, its next passes (and the one at exit) walked them all for nothing: 60 ms of a
     check of 1,000 specs. Frozen, they are left out of every pass, and each is still freed when
     its last reference goes. Only a process's first run freezes: frozen objects in a reference
@@ -203,8 +203,6 @@ def _run_frozen(files: list[Path], projects: Any, overlays: dict[Path, str] | No
         _Current.path = printable(str(path))
 
     first = not gc.get_freeze_count()
-    collecting = gc.isenabled()
-    gc.disable()
     try:
         return run(files, projects, overlays, on_file=note, forced_targets=forced)
     except Exception as err:
@@ -212,8 +210,6 @@ def _run_frozen(files: list[Path], projects: Any, overlays: dict[Path, str] | No
     finally:
         if first:
             gc.freeze()
-        if collecting:
-            gc.enable()
 
 
 def emit_diagnostics(
