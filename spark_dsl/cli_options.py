@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from msgspec import Struct, field
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,8 +23,7 @@ STDIN_NAME = "<stdin>"
 _KEY = "spark.conventions"
 
 
-@dataclass
-class Conventions:
+class Conventions(Struct):
     """What the shared options asked for in this invocation."""
 
     color: str = "auto"

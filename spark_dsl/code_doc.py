@@ -4,11 +4,10 @@ apart from the registry and no import goes in a circle."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 
-@dataclass(frozen=True, slots=True)
-class CodeDoc:
+class CodeDoc(Struct, frozen=True):
     """A code's explain text, in four fixed sections."""
 
     code: str

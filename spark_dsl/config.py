@@ -10,10 +10,12 @@ on with the keys that are valid. Every setting keeps where it came from, for
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Generic, TypeVar
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from spark_dsl import files
 from spark_dsl.config_codes import BAD_VALUE, NOT_TOML, UNKNOWN_KEY
@@ -44,8 +46,7 @@ KEYS = (
 CODE_PATTERN = re.compile(r"SPK\d{0,3}")
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(Struct, frozen=True):
     """Where a setting's value comes from: its default, the command line, or a file position."""
 
     file: str | None = None
@@ -71,14 +72,12 @@ class Origin:
 DEFAULT = Origin()
 
 
-@dataclass(frozen=True)
-class Setting(Generic[T]):
+class Setting(Struct, Generic[T], frozen=True):
     value: T
     origin: Origin = DEFAULT
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Struct, frozen=True):
     """What applies to the files of one project, each value with its origin."""
 
     home: Path
@@ -194,8 +193,7 @@ def load(file: Path | None, home: Path) -> Settings:
     return _Reader(file, home, base).read()
 
 
-@dataclass
-class _Reader:
+class _Reader(Struct):
     file: Path
     home: Path
     settings: Settings

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
+
+from msgspec import Struct, field
 
 from spark_dsl.span import Location, Span
 
@@ -14,16 +15,14 @@ class Severity(StrEnum):
     INFO = "info"
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
+class Edit(Struct, frozen=True):
     """Replace the text at `location` with `text` (an insertion when the span is empty)."""
 
     location: Location
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Fix:
+class Fix(Struct, frozen=True):
     """A machine-applicable change, so editors never parse message text.
 
     `safe` fixes only change how the spec is written, never what it deploys (an `=` where `:`
@@ -37,14 +36,12 @@ class Fix:
     safe: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Note:
+class Note(Struct, frozen=True):
     message: str
     location: Location | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(Struct, frozen=True):
     code: str
     severity: Severity
     message: str
@@ -63,8 +60,7 @@ class Diagnostic:
         return (loc.file, loc.span.start, loc.span.end, self.code)
 
 
-@dataclass(slots=True)
-class DiagnosticSink:
+class DiagnosticSink(Struct):
     """Collects diagnostics for one run; stages append, nobody raises."""
 
     items: list[Diagnostic] = field(default_factory=list)

@@ -9,9 +9,10 @@ kind (`slurm`), an accelerator (`b200`), a model (`muse-spark-open`) or a checkp
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from spark_dsl import catalog
 from spark_dsl.keys_reference import ALL_TARGETS, used_by, values_text
@@ -24,8 +25,7 @@ if TYPE_CHECKING:
     from spark_dsl.values import Setting
 
 
-@dataclass(frozen=True, slots=True)
-class Topic:
+class Topic(Struct, frozen=True):
     """One explained thing: a title, then (label, text) rows."""
 
     title: str
@@ -224,8 +224,7 @@ def names() -> list[str]:
     return sorted(set(keys + blocks + list(cat.accelerators) + list(cat.models) + checkpoints))
 
 
-@dataclass
-class Declared:
+class Declared(Struct):
     """The models declared in a run's `.spark` files and their imports, by name, each once."""
 
     models: dict[str, list[tuple[DeclaredModel, Loader]]]

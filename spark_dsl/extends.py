@@ -12,9 +12,10 @@ that crosses the limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from spark_dsl.syntax import ast
 from spark_dsl.values import TypedBody
@@ -28,8 +29,7 @@ MAX_EXTENDS_DEPTH = 1000
 BROKEN_EXTENDS = "extends"
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(Struct, frozen=True):
     """A profile merged over its ancestors, and the names it brought in (ancestors first)."""
 
     body: TypedBody
@@ -38,8 +38,7 @@ class Resolved:
     too_deep: bool  # the chain crosses the limit here or below (reported once, where it crosses)
 
 
-@dataclass
-class _Frame:
+class _Frame(Struct):
     """A profile in progress: its parents taken so far, merged in order."""
 
     prof: ProfileDef

@@ -17,8 +17,9 @@ import os
 import stat
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 MAX_SPEC_BYTES = 10 * 1024 * 1024
 MAX_SPEC_SIZE = "10 MiB"
@@ -26,8 +27,7 @@ _CHUNK = 1024 * 1024
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-@dataclass(frozen=True, slots=True)
-class Unreadable:
+class Unreadable(Struct, frozen=True):
     """Why a path cannot be read as a spec, worded to follow "cannot read NAME: ", and the way out."""
 
     reason: str
@@ -170,8 +170,7 @@ def _too_large(size: int) -> Unreadable | None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(Struct, frozen=True):
     """A `.spark` entry a folder scan left out, and why."""
 
     path: Path

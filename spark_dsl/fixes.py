@@ -13,9 +13,10 @@ changed file in one step, through symbolic links, as `spark fmt` does.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
+
+from msgspec import Struct, field
 
 from spark_dsl import files
 from spark_dsl.diagnostics import Diagnostic, Edit, Fix
@@ -27,8 +28,7 @@ MAX_ROUNDS = 20
 BOM = "\ufeff"
 
 
-@dataclass(frozen=True, slots=True)
-class Applied:
+class Applied(Struct, frozen=True):
     """One fix applied: where its diagnostic was (in the text of its round) and what it did."""
 
     file: str
@@ -39,8 +39,7 @@ class Applied:
     safe: bool
 
 
-@dataclass
-class FixOutcome:
+class FixOutcome(Struct):
     """The last round's check of the fixed texts, and what changed on the way there."""
 
     result: RunResult

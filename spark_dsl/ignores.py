@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from spark_dsl.diagnostics import Diagnostic, Edit, Fix, Severity
 from spark_dsl.ignore_codes import UNUSED_IGNORE
@@ -30,8 +31,7 @@ _DIRECTIVE = re.compile(r"#\s*spark:\s*ignore\[(?P<codes>[^\]\n]*)\]")
 _CODE = re.compile(r"SPK\d{3}")
 
 
-@dataclass(frozen=True, slots=True)
-class IgnoredCode:
+class IgnoredCode(Struct, frozen=True):
     """One code of one ignore comment: as written, where, and the comment around it."""
 
     code: str
@@ -101,8 +101,7 @@ def silence(
     return kept, used
 
 
-@dataclass(frozen=True, slots=True)
-class Judged:
+class Judged(Struct, frozen=True):
     """What a run knows about the places its ignore comments cover."""
 
     # The lines of the files named in the run where every check ran (file -> lines).

@@ -7,7 +7,7 @@ what the emitters really do (it builds a reference deployment with and without e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from spark_dsl.schema import BlockSpec, KeySpec, Kind, deployment_schema
 from spark_dsl.targets import registry as target_table
@@ -22,8 +22,7 @@ _NAMED = "smoke, bench: the model name they send, the benchmark's tokenizer"
 MULTI_NODE = target_table.multi_node_kinds()
 
 
-@dataclass(frozen=True, slots=True)
-class Use:
+class Use(Struct, frozen=True):
     """Which targets' outputs a key changes, and through what."""
 
     targets: tuple[str, ...]

@@ -6,8 +6,9 @@ import os
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from spark_dsl import files as spec_files
 from spark_dsl.diagnostics import DiagnosticSink, Fix, Note
@@ -27,8 +28,7 @@ LISTED_PROFILES = 10  # visible profiles an unknown-profile help line names befo
 MAX_IMPORT_DEPTH = 64
 
 
-@dataclass
-class SourceFile:
+class SourceFile(Struct):
     """One file's text, its display name, and its parse."""
 
     path: Path
@@ -44,15 +44,13 @@ class SourceFile:
         return self._index
 
 
-@dataclass
-class ProfileDef:
+class ProfileDef(Struct):
     node: ast.Profile
     source: SourceFile
     typed: TypedBody | None = None
 
 
-@dataclass
-class ResolvedDeployment:
+class ResolvedDeployment(Struct):
     """A deployment with its profiles merged in: what the plan reads."""
 
     name: str
@@ -64,8 +62,7 @@ class ResolvedDeployment:
     model: DeclaredModel | None = None
 
 
-@dataclass
-class Loader:
+class Loader(Struct):
     """Loads a run's files once each, so imports shared by many specs are parsed once."""
 
     root: Path

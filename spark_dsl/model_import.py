@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from spark_dsl import files
 
@@ -52,8 +53,7 @@ class ImportProblem(Exception):
         return f"model-import/{self.kind}: {self.message}\n  help: {self.help}"
 
 
-@dataclass
-class Fact:
+class Fact(Struct):
     """One line of the block: the key, its value as written, and where it came from."""
 
     key: str
@@ -61,8 +61,7 @@ class Fact:
     source: str
 
 
-@dataclass
-class Imported:
+class Imported(Struct):
     """What the files say, before it is written out."""
 
     name: str

@@ -8,10 +8,11 @@ here. docs/models.md describes the block.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from math import gcd
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from spark_dsl import catalog
 from spark_dsl.diagnostics import DiagnosticSink, Fix, replacement
@@ -128,8 +129,7 @@ def lookup(path: tuple[str, ...]) -> BlockSpec | None:
     return spec
 
 
-@dataclass
-class DeclaredModel:
+class DeclaredModel(Struct):
     """A `model` declaration, its file, and its checked body (None until checked, or if it is not sound)."""
 
     node: ast.ModelDecl

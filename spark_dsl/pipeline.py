@@ -6,9 +6,10 @@ import gc
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from spark_dsl.diagnostics import Diagnostic, DiagnosticSink, Note, Severity
 from spark_dsl.loader import Loader, ResolvedDeployment, SourceFile
@@ -55,8 +56,7 @@ class Launches(Mapping[Plan, tuple[Launch, ...]]):
         self._decided.pop(plan, default)
 
 
-@dataclass
-class RunResult:
+class RunResult(Struct):
     files: list[SourceFile]
     deployments: list[ResolvedDeployment]
     diagnostics: list[Diagnostic]
@@ -70,8 +70,8 @@ class RunResult:
     # Indexes for the questions asked once per deployment (a build asks both of every one), so
     # they cost one pass, not one per deployment: (the list's id, its length, the index), built
     # again when the list is replaced or grows (a build adds its own diagnostics).
-    _plans_by_name: tuple[int, int, dict[str, Plan]] | None = field(default=None, repr=False, compare=False)
-    _names_with_errors: tuple[int, int, frozenset[str]] | None = field(default=None, repr=False, compare=False)
+    _plans_by_name: tuple[int, int, dict[str, Plan]] | None = None
+    _names_with_errors: tuple[int, int, frozenset[str]] | None = None
 
     def plan(self, name: str) -> Plan | None:
         key = (id(self.plans), len(self.plans))

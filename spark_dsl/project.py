@@ -19,8 +19,9 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from spark_dsl import config, files
 
@@ -38,8 +39,7 @@ BY_OPTION = "--root"
 BY_OWN_FOLDER = "the file's own folder (no spark.toml, [tool.spark] or .git above it)"
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(Struct, frozen=True):
     """A root, how it was found, and the settings that apply to the files below it."""
 
     root: Path
@@ -85,8 +85,7 @@ def _is(path: Path, kind: Callable[[int], bool]) -> bool:
         return False
 
 
-@dataclass
-class Projects:
+class Projects(Struct):
     """Finds and remembers projects for one run, so a folder is searched and a file loaded once.
 
     `forced` is `--root`: every file's project is that folder's.

@@ -6,10 +6,12 @@ docs all read this table; nothing else lists keys.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import force_setattr
 
 from spark_dsl.targets import registry as target_table
 from spark_dsl.units import format_duration
@@ -36,8 +38,7 @@ class Kind(StrEnum):
     VOLUME = "volume"
 
 
-@dataclass(frozen=True, slots=True)
-class KeySpec:
+class KeySpec(Struct, frozen=True):
     """One key: its type, its documentation and its default.
 
     `fallback` is the value the plan takes when the spec leaves the key out (None: no value, or
@@ -58,7 +59,7 @@ class KeySpec:
 
     def __post_init__(self) -> None:
         if self.fallback is not None and not self.default:
-            object.__setattr__(self, "default", _spelled_default(self.kind, self.fallback))
+            force_setattr(self, "default", _spelled_default(self.kind, self.fallback))
 
     @property
     def type_name(self) -> str:
@@ -69,8 +70,7 @@ class KeySpec:
         return self.kind.value
 
 
-@dataclass(frozen=True, slots=True)
-class BlockSpec:
+class BlockSpec(Struct, frozen=True):
     """A body: its keys, its nested blocks, and for labelled blocks one body per label.
 
     `map_of` makes the body a free-form map (keys are names chosen by the user,

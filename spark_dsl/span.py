@@ -3,34 +3,21 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class Span:
+class Span(Struct, frozen=True):
     """A half-open range of code-point offsets into one file's text."""
 
     start: int
     end: int
 
-    # Written out, not generated: a frozen dataclass's own `__init__` sets each field through
-    # `object.__setattr__`, and a check makes some 70 spans per spec (each token, node and body
-    # has one), which made spans the most costly objects of a run. The slots' own descriptors set
-    # the same attributes in about two thirds of the time; the class is otherwise the dataclass.
-    def __init__(self, start: int, end: int) -> None:
-        _set_start(self, start)
-        _set_end(self, end)
-
     def cover(self, other: Span) -> Span:
         return Span(min(self.start, other.start), max(self.end, other.end))
 
 
-_set_start = Span.__dict__["start"].__set__
-_set_end = Span.__dict__["end"].__set__
-
-
-@dataclass(frozen=True, slots=True)
-class Location:
+class Location(Struct, frozen=True):
     """A span inside a named file."""
 
     file: str

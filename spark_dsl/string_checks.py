@@ -9,7 +9,8 @@ option would be read by vLLM's parser as one (SPK907).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 # Hugging Face user access tokens (`hf_`) and the older organisation tokens (`api_org_`): 34
 # letters after the prefix (the pattern of gitleaks' Hugging Face rules, after
@@ -23,8 +24,7 @@ _NEGATIVE_INTEGER = re.compile(r"-[0-9]+")
 OPTION_VALUE_KEYS = frozenset(("host", "served_model_name", "model_path"))
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Struct, frozen=True):
     """What is wrong with a string, and the fix its help names: a new text for the string
     (`replacement`), or removing the setting (`remove`)."""
 

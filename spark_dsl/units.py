@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+
+from msgspec import Struct
 
 # vLLM's human-readable integers: lowercase decimal, uppercase binary.
 COUNT_UNITS = {"k": 10**3, "K": 2**10, "m": 10**6, "M": 2**20, "g": 10**9, "G": 2**30}
@@ -24,8 +25,7 @@ DURATION_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 FAMILY_UNITS = {"count": COUNT_UNITS, "size": SIZE_UNITS, "duration": DURATION_UNITS}
 
 
-@dataclass(frozen=True, slots=True)
-class UnitError:
+class UnitError(Struct, frozen=True):
     """Why a literal does not read as its key's unit family; `help` names the fix.
 
     `replacement` is the literal the help describes, when one can be written (`safe` when it

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from spark_dsl.span import Span
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class Origin:
+class Origin(Struct, frozen=True):
     """Where a value was written: its file and span, and the profile that supplied it."""
 
     file: str
@@ -17,26 +17,11 @@ class Origin:
     key_span: Span
     profile: str | None = None
 
-    # Written out through the slots' descriptors, as Span's is (spark_dsl/span.py): every
-    # setting and body of a spec has one.
-    def __init__(self, file: str, span: Span, key_span: Span, profile: str | None = None) -> None:
-        _set_file(self, file)
-        _set_span(self, span)
-        _set_key_span(self, key_span)
-        _set_profile(self, profile)
-
     def describe(self) -> str:
         return f"profile {self.profile}" if self.profile else "user"
 
 
-_set_file = Origin.__dict__["file"].__set__
-_set_span = Origin.__dict__["span"].__set__
-_set_key_span = Origin.__dict__["key_span"].__set__
-_set_profile = Origin.__dict__["profile"].__set__
-
-
-@dataclass(frozen=True, slots=True)
-class Parallel:
+class Parallel(Struct, frozen=True):
     """`tp`, `tp(N)`, `pp(N)`, `ep`, `dp(N)` combined, or `auto`.
 
     `tp` is None when the user wrote plain `tp` (TP = GPUs per node) or left
@@ -70,8 +55,7 @@ class Parallel:
 SPECULATIVE_MODES = ("none", "dspark", "auto")
 
 
-@dataclass(frozen=True, slots=True)
-class Speculative:
+class Speculative(Struct, frozen=True):
     mode: str  # one of SPECULATIVE_MODES
     adaptive: bool = False
     tokens: int | None = None
@@ -83,8 +67,7 @@ class Speculative:
         return f"dspark({', '.join(args)})"
 
 
-@dataclass(frozen=True, slots=True)
-class SecretRef:
+class SecretRef(Struct, frozen=True):
     """`secret("name", key = "k")` or `env("NAME")`: resolved by the target at run time."""
 
     kind: str  # "secret" | "env"
@@ -97,8 +80,7 @@ class SecretRef:
         return self.name if self.kind == "env" else self.name.upper().replace("-", "_")
 
 
-@dataclass(frozen=True, slots=True)
-class Volume:
+class Volume(Struct, frozen=True):
     kind: str  # "pvc" | "hostpath" | "emptydir"
     name: str | None = None
 
@@ -119,14 +101,12 @@ def spelled(value: Any) -> str:
     return str(value)
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(Struct, frozen=True):
     value: Any
     origin: Origin
 
 
-@dataclass(slots=True)
-class TypedBody:
+class TypedBody(Struct):
     """A checked body: settings by key, nested bodies by (kind, label)."""
 
     settings: dict[str, Setting] = field(default_factory=dict)

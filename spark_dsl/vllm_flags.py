@@ -16,10 +16,11 @@ import contextlib
 import json
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
+
+from msgspec import Struct
 
 __all__ = [
     "FlagProblem",
@@ -31,8 +32,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class FlagProblem:
+class FlagProblem(Struct, frozen=True):
     """One thing vLLM would reject (or silently ignore) in a launch. `option` as written."""
 
     option: str

@@ -11,18 +11,18 @@ import json
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from spark_dsl.catalog import VLLM_VERSION
 
 __all__ = ["Verdict", "VllmVerifyError", "checker_script", "default_python", "verify_with_vllm"]
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """vLLM's verdict on one launch; `config` is set for a `--config` file's verdict."""
 
     argv: tuple[str, ...]

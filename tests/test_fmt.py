@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from spark_dsl.format import format_text
@@ -16,10 +16,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _without_spans(node: Any) -> Any:
     """The tree as plain data, spans dropped (written here, not borrowed from the formatter)."""
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+    if isinstance(node, msgspec.Struct):
         return {
             "node": type(node).__name__,
-            **{f.name: _without_spans(getattr(node, f.name)) for f in dataclasses.fields(node) if f.name != "span"},
+            **{f.name: _without_spans(getattr(node, f.name)) for f in msgspec.structs.fields(node) if f.name != "span"},
         }
     if isinstance(node, tuple):
         return [_without_spans(item) for item in node]

@@ -6,9 +6,9 @@ one entry point for the command line and the language server.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from spark_dsl.diagnostics import Diagnostic
 
@@ -17,8 +17,7 @@ class FormatterBug(Exception):
     """The formatter produced text that does not parse back to the same tree."""
 
 
-@dataclass(frozen=True, slots=True)
-class FormatResult:
+class FormatResult(Struct, frozen=True):
     """The formatted text, or the syntax diagnostic that kept the file from being formatted."""
 
     text: str | None
@@ -27,8 +26,8 @@ class FormatResult:
 
 def shape(node: Any) -> Any:
     """A node as nested tuples without spans: equal shapes mean equal meaning."""
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        kept = (f.name for f in dataclasses.fields(node) if f.name != "span")
+    if isinstance(node, Struct):
+        kept = (name for name in node.__struct_fields__ if name != "span")
         return (type(node).__name__, *(shape(getattr(node, name)) for name in kept))
     if isinstance(node, tuple):
         return tuple(shape(item) for item in node)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+from msgspec import Struct
 
 from spark_dsl import files
 from spark_dsl.format import format_text
@@ -19,8 +20,7 @@ class FormatUsageError(Exception):
     """A path that does not exist or a folder without `.spark` files: exit 2."""
 
 
-@dataclass
-class Tally:
+class Tally(Struct):
     changed: int = 0
     unchanged: int = 0
     failed: int = 0

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
 
 
-@dataclass
-class Leading:
+class Leading(Struct):
     """A comment on its own line before an item; `blank_before` keeps a paragraph break."""
 
     comment: ast.Comment
     blank_before: bool = False
 
 
-@dataclass
-class Slot:
+class Slot(Struct):
     """One item of a sequence (a statement, an entry, a list item) with the comments it owns."""
 
     item: object
@@ -28,8 +27,7 @@ class Slot:
     blank_before: bool = False
 
 
-@dataclass
-class Layout:
+class Layout(Struct):
     """The items of one container, plus the comments that belong to the container itself."""
 
     slots: list[Slot]

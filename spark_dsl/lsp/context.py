@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from enum import Enum
+
+from msgspec import Struct, field
 
 from spark_dsl.model_schema import MODEL_ROOT
 from spark_dsl.model_schema import lookup as lookup_block
@@ -42,8 +43,7 @@ class Want(Enum):
     IMPORT = "import"  # a file path inside `import "..."`
 
 
-@dataclass(frozen=True, slots=True)
-class TypingContext:
+class TypingContext(Struct, frozen=True):
     want: Want
     start: int  # where the partial word being replaced starts
     path: tuple[str, ...] | None = None  # schema path of the body, None at the top level
@@ -52,8 +52,7 @@ class TypingContext:
     in_list: bool = False
 
 
-@dataclass
-class _Frame:
+class _Frame(Struct):
     path: tuple[str, ...] | None  # None when the block is unknown to the schema
     present: set[str] = field(default_factory=set)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+
+from msgspec import Struct
 
 from spark_dsl.model_schema import MODEL_ROOT
 from spark_dsl.model_schema import lookup as lookup_block
@@ -21,8 +22,7 @@ class Part(Enum):
     LABEL = "label"  # a block's label
 
 
-@dataclass(frozen=True, slots=True)
-class Spot:
+class Spot(Struct, frozen=True):
     """The syntax under the cursor, with the schema path of the body that holds it."""
 
     part: Part

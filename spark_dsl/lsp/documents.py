@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from msgspec import Struct, field
 from pygls.uris import from_fs_path, to_fs_path
 
 from spark_dsl import files
@@ -68,8 +68,7 @@ def project_root(path: Path) -> Path:
     return Projects().of(path).root
 
 
-@dataclass
-class Analysis:
+class Analysis(Struct):
     """One document's latest pipeline run and what the editor features read from it."""
 
     uri: str

@@ -8,7 +8,7 @@ merged body (the deployment or a profile) and the schema's default texts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from spark_dsl.loader import ResolvedDeployment, SourceFile
 from spark_dsl.plan.model import DEFAULT, Plan
@@ -20,8 +20,7 @@ from spark_dsl.values import Setting, TypedBody, spelled
 _PLAN_KEYS = {"concurrency": "workload.concurrency", "goal": "workload.goal"}
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedValue:
+class ResolvedValue(Struct, frozen=True):
     """One key's value as the deployment sees it."""
 
     key: str  # dotted from the deployment down: `serve.port`, `target.kubernetes.namespace`

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 from lsprotocol import types
+from msgspec import Struct
 
 MEBIBYTE = 1024 * 1024
 # A body larger than this is dropped unread. A spec is a few KiB; the limit leaves room
@@ -32,8 +32,7 @@ _HEADER_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([^\r\n]*?)[ \t
 _MAX_DIGITS = 18
 
 
-@dataclass(frozen=True)
-class Dropped:
+class Dropped(Struct, frozen=True):
     """A frame the reader refused; `oversized` when its header was fine but its size not."""
 
     reason: str

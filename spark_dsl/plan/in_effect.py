@@ -10,8 +10,9 @@ written or default. A default that depends on other settings is computed where t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from spark_dsl import catalog
 from spark_dsl.plan.model import DEFAULT, RECIPE_DEFAULT, Block, Plan, Resolved
@@ -53,8 +54,7 @@ VLLM_MAX_NUM_SEQS_SMALL_GPU = 256
 LARGE_GPU_BYTES = 70 * 2**30
 
 
-@dataclass(frozen=True, slots=True)
-class InEffect:
+class InEffect(Struct, frozen=True):
     """One setting: dotted key, value, origin (`user`, `profile NAME`, `recipe default`, `default`,
     `vLLM default`, ...), where it was written (None for defaults), and the value's kind for
     display. `described` marks a default the schema describes in words (the value is that text)."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from msgspec import Struct, field
+from msgspec.structs import force_setattr
 
 # The catalog at module level: rules ask a plan for its vendor and thresholds some 25 times per
 # plan, and an import statement inside those properties cost about a fifth of each.
@@ -22,8 +24,7 @@ if TYPE_CHECKING:
 RECIPE_DEFAULT = "recipe default"
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(Struct, frozen=True):
     """A value and why it has it: `user`, `profile NAME`, `recipe default`, `workload policy: ...`."""
 
     value: Any
@@ -50,8 +51,7 @@ class Resolved:
 DEFAULT = "default"
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(Struct, frozen=True):
     """A block of the spec as the plan hands it on: each key's value, written or defaulted.
 
     A key the spec leaves out takes its schema `fallback` (the one definition of each default),
@@ -113,8 +113,7 @@ class Block:
         return {key: s.value for key, s in self.entries().items()}
 
 
-@dataclass(frozen=True, slots=True)
-class Pool:
+class Pool(Struct, frozen=True):
     """A group of nodes running one vLLM configuration: the server, or a prefill/decode pool."""
 
     role: str
@@ -136,8 +135,7 @@ class Pool:
         return self.dp or 1
 
 
-@dataclass(frozen=True, slots=True)
-class CapacityEstimate:
+class CapacityEstimate(Struct, frozen=True):
     """Weights, draft and KV cache of one replica (one tensor-parallel group) against its memory."""
 
     role: str
@@ -190,8 +188,7 @@ class CapacityEstimate:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Launch:
+class Launch(Struct, frozen=True):
     """One process a target runs: its role, node rank, exact argv and environment.
 
     `template` is the argv every node of the pool shares: the values that tell its nodes apart
@@ -209,11 +206,13 @@ class Launch:
     port: int | None = None
     api_server: bool = True
     ranks: tuple[tuple[str, str], ...] = ()
-    argv: tuple[str, ...] = field(init=False, compare=False)
+    # Derived from `template` and `ranks` (whatever a caller passes is replaced), so comparing it
+    # compares nothing new.
+    argv: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         argv = with_ranks(self.template, dict(self.ranks)) if self.ranks else self.template
-        object.__setattr__(self, "argv", argv)
+        force_setattr(self, "argv", argv)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -227,8 +226,7 @@ class Launch:
         }
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Plan:
+class Plan(Struct, frozen=True, eq=False):
     """A deployment resolved against the recipe: the complete, immutable hand-off to the rules, the
     launches, the targets and the renderers.
 
@@ -255,7 +253,7 @@ class Plan:
     forced_targets: tuple[str, ...] = ()
     # The parts already asked for: each is a pure function of `spec`, and the rules ask for the
     # same few dozens of times per plan (a memo, not state: nothing a reader sees changes).
-    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict)
 
     def _part(self, kind: str, label: str | None = None) -> Block:
         part: Block | None = self._memo.get((kind, label))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import cache
 from types import MappingProxyType
+
+from msgspec.structs import replace
 
 from spark_dsl import catalog
 from spark_dsl.catalog import Model, PathDefaults

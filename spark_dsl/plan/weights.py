@@ -7,7 +7,8 @@ loading (`bf16-to-mxfp4`) downloads its source's weights, and DSpark adds the dr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from spark_dsl.plan.launches import model_id
 from spark_dsl.plan.model import Plan
@@ -19,8 +20,7 @@ LOAD_GB_PER_SECOND = 0.5
 DOWNLOAD_GB_PER_SECOND = 0.25
 
 
-@dataclass(frozen=True, slots=True)
-class Staging:
+class Staging(Struct, frozen=True):
     """The weights of a plan: what to download, how big it is, and whether spark stages it."""
 
     repositories: tuple[str, ...]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from spark_dsl.loader import SourceFile
 from spark_dsl.span import Location
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
+class Position(Struct, frozen=True):
     """1-based start and exclusive end, columns in code points."""
 
     line: int

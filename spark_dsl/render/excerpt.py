@@ -10,7 +10,7 @@ still masked), and only the window is ever copied out of the source.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from spark_dsl.string_checks import mask_tokens
 
@@ -21,8 +21,7 @@ _MARGIN = 64  # beyond the window, masked too: longer than any access token
 ELLIPSIS = "..."
 
 
-@dataclass(frozen=True, slots=True)
-class Excerpt:
+class Excerpt(Struct, frozen=True):
     """What is quoted, and where the span starts and ends in it (0-based columns)."""
 
     text: str

@@ -8,8 +8,9 @@ speculative decoding. They read the model's facts only, so they hold for shipped
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from math import gcd
+
+from msgspec.structs import replace
 
 from spark_dsl import catalog
 from spark_dsl.diagnostics import Fix, Severity

@@ -5,7 +5,8 @@ model's KV heads and experts."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from spark_dsl.diagnostics import Severity
 from spark_dsl.plan.model import Plan, Pool, Resolved

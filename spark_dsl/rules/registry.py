@@ -6,7 +6,8 @@ Rule modules import this module to register their checks; this module imports no
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from spark_dsl.code_doc import CodeDoc
 from spark_dsl.diagnostics import Diagnostic, Fix, Note, Severity, replacement
@@ -14,8 +15,7 @@ from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.span import Location
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Struct, frozen=True):
     """What a rule found: the value that breaks it, the message, and the smallest fix."""
 
     message: str
@@ -32,8 +32,7 @@ class Finding:
 Check = Callable[[Plan], Iterable[Finding]]
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(Struct, frozen=True):
     code: str
     severity: Severity
     doc: CodeDoc

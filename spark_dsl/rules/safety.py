@@ -154,7 +154,7 @@ def _at_item(setting: Setting, items: tuple[ast.Value, ...] | None, index: int) 
     resolved = Resolved.from_setting(setting)
     if items is None or resolved.location is None:
         return resolved
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from spark_dsl.span import Location
 

@@ -1,33 +1,21 @@
-"""The abstract syntax tree: frozen dataclasses, every node carrying its source span."""
+"""The abstract syntax tree: frozen records (msgspec Structs), every node carrying its source span."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from spark_dsl.span import Span
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class Ident:
+class Ident(Struct, frozen=True):
     name: str
     span: Span
-
-    # Written out through the slots' descriptors, as Span's is (spark_dsl/span.py): every name
-    # of a spec is one, the most made node of a parse.
-    def __init__(self, name: str, span: Span) -> None:
-        _set_name(self, name)
-        _set_span(self, span)
-
-
-_set_name = Ident.__dict__["name"].__set__
-_set_span = Ident.__dict__["span"].__set__
 
 
 # ---- values ---------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Number:
+class Number(Struct, frozen=True):
     """A plain number: `value` is an int unless the literal has a decimal point."""
 
     text: str
@@ -35,8 +23,7 @@ class Number:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Quantity:
+class Quantity(Struct, frozen=True):
     """A number with a unit suffix (`32K`, `64GiB`, `1h30m`), read by the key's type.
 
     `parts` holds (number text, unit) pairs: one for counts and sizes, several
@@ -48,32 +35,27 @@ class Quantity:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class String:
+class String(Struct, frozen=True):
     value: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Bool:
+class Bool(Struct, frozen=True):
     value: bool
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Symbol:
+class Symbol(Struct, frozen=True):
     name: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class ListValue:
+class ListValue(Struct, frozen=True):
     items: tuple[Value, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Arg:
+class Arg(Struct, frozen=True):
     """A call argument; `name` is None for a positional one."""
 
     name: Ident | None
@@ -81,8 +63,7 @@ class Arg:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+class Call(Struct, frozen=True):
     name: Ident
     args: tuple[Arg, ...]
     span: Span
@@ -96,8 +77,7 @@ class Call:
         return {a.name.name: a for a in self.args if a.name is not None}
 
 
-@dataclass(frozen=True, slots=True)
-class Combination:
+class Combination(Struct, frozen=True):
     """Terms joined by `+` (`dp(2) + tp + ep`)."""
 
     terms: tuple[Value, ...]
@@ -110,8 +90,7 @@ Value = Number | Quantity | String | Bool | Symbol | ListValue | Call | Combinat
 # ---- bodies and statements --------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Attribute:
+class Attribute(Struct, frozen=True):
     """`key = value`; `key_quoted` is true for a quoted map key."""
 
     key: Ident
@@ -120,8 +99,7 @@ class Attribute:
     key_quoted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(Struct, frozen=True):
     """`kind [label] { body }`."""
 
     kind: Ident
@@ -130,36 +108,31 @@ class Block:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Body:
+class Body(Struct, frozen=True):
     entries: tuple[Attribute | Block, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Import:
+class Import(Struct, frozen=True):
     path: String
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Profile:
+class Profile(Struct, frozen=True):
     name: Ident
     extends: tuple[Ident, ...]
     body: Body
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Deployment:
+class Deployment(Struct, frozen=True):
     name: Ident
     extends: tuple[Ident, ...]
     body: Body
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class ModelDecl:
+class ModelDecl(Struct, frozen=True):
     """`model NAME { body }`: a model declared in the language (docs/models.md).
 
     `extends` is always empty (a model extends nothing); it is there so that code walking the
@@ -174,16 +147,14 @@ class ModelDecl:
 Statement = Import | Profile | Deployment | ModelDecl
 
 
-@dataclass(frozen=True, slots=True)
-class Comment:
+class Comment(Struct, frozen=True):
     """A `#` comment, kept for the formatter and for `# spark: ignore[...]`."""
 
     text: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Module:
+class Module(Struct, frozen=True):
     """One parsed file."""
 
     statements: tuple[Statement, ...]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, cast
+
+from msgspec import Struct
 
 from spark_dsl.diagnostics import Diagnostic, Fix, Severity, replacement
 from spark_dsl.span import Location, Span
@@ -63,8 +64,7 @@ def _fast() -> FastParser:
     return FastParser(table.load(), AstBuilder())
 
 
-@dataclass(frozen=True, slots=True)
-class ParseResult:
+class ParseResult(Struct, frozen=True):
     module: ast.Module | None
     diagnostic: Diagnostic | None
 

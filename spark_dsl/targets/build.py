@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from spark_dsl.diagnostics import Diagnostic, Severity
 from spark_dsl.plan.model import Launch, Plan
@@ -28,8 +29,7 @@ class _ExecutableFiles:
 EXECUTABLE = _ExecutableFiles()
 
 
-@dataclass
-class DeploymentOutput:
+class DeploymentOutput(Struct):
     """The files of one deployment folder, in target order, and the spec they come from."""
 
     name: str
@@ -37,8 +37,7 @@ class DeploymentOutput:
     files: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class BuildOutcome:
+class BuildOutcome(Struct):
     outputs: list[DeploymentOutput]
     diagnostics: list[Diagnostic]
     # Deployments whose previous outputs must stay as they are (they have errors now).

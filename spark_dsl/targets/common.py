@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from spark_dsl import catalog
 from spark_dsl.plan.model import Block, Launch, Plan
@@ -23,8 +24,7 @@ class TargetError(Exception):
         self.code = code
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
+class Job(Struct, frozen=True):
     """One target of one deployment: the plan, its launches, the spec's path, and the target's kind
     (its settings are the plan's `target KIND` part, defaults included)."""
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from spark_dsl.targets.manifest import Contents
 
@@ -18,14 +19,12 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class FileState:
+class FileState(Struct, frozen=True):
     digest: str
     executable: bool
 
 
-@dataclass(frozen=True, slots=True)
-class FolderState:
+class FolderState(Struct, frozen=True):
     """`kind` is `absent`, `link`, `other` (a file, a device, ...) or `folder`.
 
     `files` are a folder's entries when all of them are regular files spark could have written;

@@ -9,7 +9,7 @@ Both read the arithmetic here, so the message and the emitted strategy agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from spark_dsl.plan.model import Plan
 from spark_dsl.schema import BlockSpec, KeySpec, Kind
@@ -69,8 +69,7 @@ ROLLOUT = BlockSpec(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Cost:
+class Cost(Struct, frozen=True):
     """What one replica holds: `nodes` pods of `gpus` GPUs."""
 
     nodes: int

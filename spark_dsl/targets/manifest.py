@@ -17,10 +17,11 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _encode_string
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from spark_dsl.loader import DEPLOYMENT_NAME, MAX_DEPLOYMENT_NAME
 
@@ -43,8 +44,7 @@ def is_deployment_name(name: object) -> bool:
     return isinstance(name, str) and len(name) <= MAX_DEPLOYMENT_NAME and DEPLOYMENT_NAME.fullmatch(name) is not None
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(Struct, frozen=True):
     """One deployment folder spark wrote.
 
     `source` is the spec relative to the output folder (None: unknown, read from a version-1 manifest,
@@ -68,8 +68,7 @@ class Entry:
         return doc
 
 
-@dataclass(slots=True)
-class Manifest:
+class Manifest(Struct):
     """What an output folder's manifest says; `text` is its exact content (None: there is none)."""
 
     entries: dict[str, Entry] = field(default_factory=dict)

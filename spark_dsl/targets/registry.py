@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 if TYPE_CHECKING:
     from spark_dsl.schema import BlockSpec, KeySpec
@@ -41,8 +42,7 @@ TARGET_MODULES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Target(Struct, frozen=True):
     """One target, as its module declares it.
 
     `doc` says what the file is (the schema's text for `target KIND`: docs, hover, explain);

@@ -34,10 +34,11 @@ import os
 import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from spark_dsl.targets.manifest import MANIFEST, Text, is_deployment_name
 
@@ -51,8 +52,7 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
+class Write(Struct, frozen=True):
     """A staged deployment folder to add (`replace` False) or to replace, and its file names.
 
     The files' contents are on disk in `DIR/.spark-build-new-NAME` already (`stage`), not here.
@@ -63,8 +63,7 @@ class Write:
     replace: bool
 
 
-@dataclass(slots=True)
-class Change:
+class Change(Struct):
     """Everything one build changes; `old_manifest` is None when there was no manifest."""
 
     writes: list[Write] = field(default_factory=list)

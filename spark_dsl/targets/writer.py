@@ -18,8 +18,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from spark_dsl.files import display, printable
 from spark_dsl.targets import output_lock, transaction
@@ -40,8 +42,7 @@ from spark_dsl.targets.manifest import (
 TAKE_OVER = "--take-over"
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Struct, frozen=True):
     """Why the build will not write: a code, a message naming the path, and what to do."""
 
     code: str
@@ -57,8 +58,7 @@ class OutputError(Exception):
         self.problems = problems
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(Struct, frozen=True):
     """One path a build would change: `missing`, `stale`, `unexpected` or `removed`.
 
     `data` and `mode` are what the build would write there (None for a path it would remove), so
@@ -67,15 +67,14 @@ class Change:
 
     kind: str
     path: Path
-    data: bytes | None = field(default=None, compare=False)
-    mode: int | None = field(default=None, compare=False)
+    data: bytes | None = None
+    mode: int | None = None
 
     def __str__(self) -> str:
         return f"{self.kind}: {printable(self.path.as_posix())}{'/' if self.kind == 'removed' else ''}"
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(Struct, frozen=True):
     """Which earlier deployment folders this build speaks for.
 
     `inputs` are the paths named on the command line, `read` the specs this build read and `unsure`
@@ -106,8 +105,7 @@ def _encoded(output: DeploymentOutput) -> dict[str, tuple[bytes, int]]:
     return {name: (text.encode("utf-8"), _mode(name)) for name, text in output.files.items()}
 
 
-@dataclass(frozen=True, slots=True)
-class _Seen:
+class _Seen(Struct, frozen=True):
     """What a build keeps of one rendered deployment once its text is dropped: its name, the spec's
     path as rendered, each file's SHA-256 (in target order), the folder's state when it was
     rendered, whether that folder holds exactly these files already, and the staged copy (if any)."""
@@ -151,8 +149,7 @@ def _spec(out_real: Path, source: str) -> Path:
     return Path(os.path.normpath(out_real / source))
 
 
-@dataclass(slots=True)
-class _Plan:
+class _Plan(Struct):
     writes: list[transaction.Write] = field(default_factory=list)
     removals: list[str] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)

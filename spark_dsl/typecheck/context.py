@@ -6,8 +6,9 @@ problem and the body walk marks the setting invalid.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from spark_dsl.diagnostics import DiagnosticSink, Fix, replacement
 from spark_dsl.schema import KeySpec
@@ -54,8 +55,7 @@ def describe(value: ast.Value) -> str:
     return "a value"  # pragma: no cover
 
 
-@dataclass
-class Context:
+class Context(Struct):
     """One body's checking context (of a deployment or a profile) in one file."""
 
     file: str
