@@ -110,7 +110,7 @@ def _accelerator_topic(acc: catalog.Accelerator) -> Topic:
     cat = catalog.load()
     fp4 = ", ".join(c.upper() for c in cat.fp4_checkpoints())
     # The weight formats gated by the accelerator's flag of the same name, as SPK225 reads them.
-    fp8 = ", ".join(f.upper() for f in catalog.weight_formats() if f in catalog.Accelerator._fields)
+    fp8 = ", ".join(f.upper() for f in catalog.weight_formats() if f in catalog.Accelerator.__struct_fields__)
     rows = [
         ("name", acc.display_name),
         ("vendor", f"{acc.vendor.upper()} ({acc.generation})"),

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from spark_dsl import catalog
 from spark_dsl.catalog import build
@@ -138,8 +139,8 @@ def test_a_rule_reads_its_vendor_capability_from_the_catalog(
     root = project({"a.spark": spec})
     assert {d.code for d in run([root / "a.spark"], root).diagnostics} == set()
     real = catalog.load()
-    vendors = {**real.recipe.vendors, "nvidia": real.vendor("nvidia")._replace(data_parallel=False, multi_node=False)}
-    changed = real._replace(recipe=real.recipe._replace(vendors=vendors))
+    vendors = {**real.recipe.vendors, "nvidia": replace(real.vendor("nvidia"), data_parallel=False, multi_node=False)}
+    changed = replace(real, recipe=replace(real.recipe, vendors=vendors))
     monkeypatch.setattr(catalog, "load", lambda: changed)
     assert {d.code for d in run([root / "a.spark"], root).diagnostics} >= {"SPK204", "SPK216"}
 

@@ -161,7 +161,7 @@ def _missing_support(plan: Plan) -> str | None:
     if checkpoint.needs_fp4:
         return None if acc.fp4 else "fp4"
     capability = checkpoint.dtype
-    if capability in catalog.Accelerator._fields and not getattr(acc, capability):
+    if capability in catalog.Accelerator.__struct_fields__ and not getattr(acc, capability):
         return capability
     return None
 
@@ -205,7 +205,9 @@ def checkpoint_runs(plan: Plan) -> Iterator[Finding]:
     able = [a.id for a in cat.accelerators.values() if getattr(a, missing) and a.vendor == plan.accelerator.vendor]
     able = able or [a.id for a in cat.accelerators.values() if getattr(a, missing)]
     others = [c for c in plan.model.checkpoints.values() if not c.needs_fp4 or plan.accelerator.fp4]
-    others = [c for c in others if c.dtype not in catalog.Accelerator._fields or getattr(plan.accelerator, c.dtype)]
+    others = [
+        c for c in others if c.dtype not in catalog.Accelerator.__struct_fields__ or getattr(plan.accelerator, c.dtype)
+    ]
     ckpt = plan.settings.get("checkpoint")
     instead = f"`checkpoint = {others[0].id}`, or " if others and ckpt is not None and ckpt.explicit else ""
     yield Finding(
