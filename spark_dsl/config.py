@@ -21,6 +21,7 @@ from spark_dsl import files
 from spark_dsl.config_codes import BAD_VALUE, NOT_TOML, UNKNOWN_KEY
 from spark_dsl.diagnostics import Diagnostic, Fix, Severity, replacement
 from spark_dsl.loader import SourceFile
+from spark_dsl.patterns import lazy_regex
 from spark_dsl.span import Location, Span
 
 T = TypeVar("T")
@@ -43,7 +44,7 @@ KEYS = (
     "warnings-as-errors",
     "output",
 )
-CODE_PATTERN = re.compile(r"SPK\d{0,3}")
+CODE_PATTERN = lazy_regex(r"SPK\d{0,3}")
 
 
 class Origin(Struct, frozen=True):
@@ -502,10 +503,10 @@ def _kind(value: object) -> str:
 _BARE = r"[A-Za-z0-9_-]+"
 _PART = rf"(?:{_BARE}|\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')"
 _DOTTED = rf"{_PART}(?:[ \t]*\.[ \t]*{_PART})*"
-_HEADER = re.compile(rf"[ \t]*\[[ \t]*({_DOTTED})[ \t]*\]")
-_ARRAY_HEADER = re.compile(r"[ \t]*\[\[")
-_KEY_VALUE = re.compile(rf"[ \t]*({_DOTTED})[ \t]*=[ \t]*")
-_ONE_PART = re.compile(_PART)
+_HEADER = lazy_regex(rf"[ \t]*\[[ \t]*({_DOTTED})[ \t]*\]")
+_ARRAY_HEADER = lazy_regex(r"[ \t]*\[\[")
+_KEY_VALUE = lazy_regex(rf"[ \t]*({_DOTTED})[ \t]*=[ \t]*")
+_ONE_PART = lazy_regex(_PART)
 
 
 class _KeyIndex:

@@ -24,11 +24,12 @@ from msgspec import Struct
 from spark_dsl.diagnostics import Diagnostic, Edit, Fix, Severity
 from spark_dsl.ignore_codes import UNUSED_IGNORE
 from spark_dsl.loader import SourceFile
+from spark_dsl.patterns import lazy_regex
 from spark_dsl.span import Location, Span
 
 # Wider than the codes it honours, so a misspelt code (`spk402`, `SPK40`) is reported, not passed over.
-_DIRECTIVE = re.compile(r"#\s*spark:\s*ignore\[(?P<codes>[^\]\n]*)\]")
-_CODE = re.compile(r"SPK\d{3}")
+_DIRECTIVE = lazy_regex(r"#\s*spark:\s*ignore\[(?P<codes>[^\]\n]*)\]")
+_CODE = lazy_regex(r"SPK\d{3}")
 
 
 class IgnoredCode(Struct, frozen=True):

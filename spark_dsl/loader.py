@@ -14,13 +14,14 @@ from spark_dsl import files as spec_files
 from spark_dsl.diagnostics import DiagnosticSink, Fix, Note
 from spark_dsl.extends import ExtendsResolver, Resolved
 from spark_dsl.model_schema import DeclaredModel
+from spark_dsl.patterns import lazy_regex
 from spark_dsl.schema import deployment_schema
 from spark_dsl.span import LineIndex, Location, Span
 from spark_dsl.syntax import ast
 from spark_dsl.typecheck import BodyChecker, did_you_mean
 from spark_dsl.values import TypedBody
 
-DEPLOYMENT_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?\Z")  # `\Z`: `$` also takes a final newline
+DEPLOYMENT_NAME = lazy_regex(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?\Z")  # `\Z`: `$` also takes a final newline
 MAX_DEPLOYMENT_NAME = 40
 LISTED_PROFILES = 10  # visible profiles an unknown-profile help line names before "and N more"
 # Imports nest at most this many files deep: far beyond any real project, and the

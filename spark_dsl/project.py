@@ -24,12 +24,13 @@ from pathlib import Path
 from msgspec import Struct, field
 
 from spark_dsl import config, files
+from spark_dsl.patterns import lazy_regex
 
 SPARK_TOML = "spark.toml"
 PYPROJECT = "pyproject.toml"
 # `[tool.spark]` or `[tool.spark.x]`, for a pyproject.toml that tomllib cannot parse: it is
 # still this project's configuration, and loading it reports the syntax error.
-_TOOL_SPARK = re.compile(r"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*(spark|\"spark\"|'spark')(?![\w-])", re.M)
+_TOOL_SPARK = lazy_regex(r"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*(spark|\"spark\"|'spark')(?![\w-])", re.M)
 
 # How a root was found, as `--show-settings` and `docs/configuration.md` word it.
 BY_SPARK_TOML = "spark.toml"

@@ -12,14 +12,16 @@ import re
 
 from msgspec import Struct
 
+from spark_dsl.patterns import lazy_regex
+
 # Hugging Face user access tokens (`hf_`) and the older organisation tokens (`api_org_`): 34
 # letters after the prefix (the pattern of gitleaks' Hugging Face rules, after
 # huggingface.co/docs/hub/security-tokens); digits are allowed too, to be safe.
-_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:hf|api_org)_[A-Za-z0-9]{34}(?![A-Za-z0-9])")
+_TOKEN = lazy_regex(r"(?<![A-Za-z0-9])(?:hf|api_org)_[A-Za-z0-9]{34}(?![A-Za-z0-9])")
 # A placeholder such as `hf_xxxx...` repeats a character: not a token.
 _MIN_DISTINCT = 6
 
-_NEGATIVE_INTEGER = re.compile(r"-[0-9]+")
+_NEGATIVE_INTEGER = lazy_regex(r"-[0-9]+")
 # Keys whose value vLLM receives as an argument of its own (`--host VALUE`, the model positional).
 OPTION_VALUE_KEYS = frozenset(("host", "served_model_name", "model_path"))
 

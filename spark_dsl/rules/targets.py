@@ -9,6 +9,7 @@ from functools import cache
 
 from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, remove_entry
+from spark_dsl.patterns import lazy_regex
 from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.syntax import ast
@@ -26,11 +27,11 @@ def _slurm_default(key: str) -> str:
 
 _DEFAULT_TIME = _slurm_default("time")
 
-DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-SLURM_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-COMPOSE_PROJECT = re.compile(r"[a-z0-9][a-z0-9_-]*")
+DNS_LABEL = lazy_regex(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS_SUBDOMAIN = lazy_regex(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+LABEL_NAME = lazy_regex(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+SLURM_NAME = lazy_regex(r"[A-Za-z0-9_.-]+")
+COMPOSE_PROJECT = lazy_regex(r"[a-z0-9][a-z0-9_-]*")
 
 
 def _target(plan: Plan, kind: str) -> Block | None:
@@ -382,9 +383,9 @@ def slurm_names(plan: Plan) -> Iterator[Finding]:
 # (`&`, `|`, `[...]`, `*N`, `!` in constraints; `,` lists; `[1-4]` ranges), never whitespace,
 # a quote or a backslash, which would end the `#SBATCH` word or start another.
 SLURM_SCHEDULING = {
-    "constraint": re.compile(r"[A-Za-z0-9_.&|\[\]*()!:,-]+"),
-    "reservation": re.compile(r"[A-Za-z0-9_.,-]+"),
-    "exclude": re.compile(r"[A-Za-z0-9_.\[\],-]+"),
+    "constraint": lazy_regex(r"[A-Za-z0-9_.&|\[\]*()!:,-]+"),
+    "reservation": lazy_regex(r"[A-Za-z0-9_.,-]+"),
+    "exclude": lazy_regex(r"[A-Za-z0-9_.\[\],-]+"),
 }
 
 

@@ -6,6 +6,7 @@ import re
 import sys
 from typing import Any, Protocol
 
+from spark_dsl.patterns import lazy_regex
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
 
@@ -59,9 +60,9 @@ def _node_span(first: Any, last: Any) -> Span:
     return Span(start, end)
 
 
-_ESCAPE = re.compile(r"\\(u\{[0-9A-Fa-f]{1,6}\}|.)")
+_ESCAPE = lazy_regex(r"\\(u\{[0-9A-Fa-f]{1,6}\}|.)")
 _SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
-_QUANTITY_PART = re.compile(r"([0-9][0-9_]*(?:\.[0-9][0-9_]*)?)([A-Za-z]+)")
+_QUANTITY_PART = lazy_regex(r"([0-9][0-9_]*(?:\.[0-9][0-9_]*)?)([A-Za-z]+)")
 
 
 def unescape(tok: Token) -> str:

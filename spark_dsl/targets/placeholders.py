@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 
 # The names are the plan's (plan/template.py), re-exported for the targets that fill them.
+from spark_dsl.patterns import lazy_regex
 from spark_dsl.plan.template import DECODE as DECODE
 from spark_dsl.plan.template import DP_START_RANK as DP_START_RANK
 from spark_dsl.plan.template import HEAD as HEAD
@@ -18,7 +18,7 @@ from spark_dsl.plan.template import Template
 
 NAMES = (HEAD, PREFILL, DECODE, NODE_ADDRESS, NODE_RANK, DP_START_RANK)
 
-_PATTERN = re.compile(r"\$\{(" + "|".join(NAMES) + r")\}")
+_PATTERN = lazy_regex(r"\$\{(" + "|".join(NAMES) + r")\}")
 
 
 def split(text: str) -> Iterator[tuple[str, str | None]]:

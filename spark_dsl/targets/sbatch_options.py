@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from spark_dsl.patterns import lazy_regex
+
 SBATCH_OPTIONS = frozenset(
     [
         "account",
@@ -128,8 +130,8 @@ MANAGED = frozenset(
     ]
 )
 
-_DIRECTIVE = re.compile(r"--([a-z][a-z0-9-]*)(?:=(.+))?", re.DOTALL)
-_UNSAFE = re.compile(r"""[\s'"\\]""")
+_DIRECTIVE = lazy_regex(r"--([a-z][a-z0-9-]*)(?:=(.+))?", re.DOTALL)
+_UNSAFE = lazy_regex(r"""[\s'"\\]""")
 
 
 def option_name(text: str) -> str | None:

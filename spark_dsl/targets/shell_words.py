@@ -6,11 +6,12 @@ import re
 import shlex
 from collections.abc import Callable
 
+from spark_dsl.patterns import lazy_regex
 from spark_dsl.targets.placeholders import split
 from spark_dsl.text_escape import visible
 
 # Characters that need no quoting at all (shlex's own safe set).
-_SAFE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
+_SAFE = lazy_regex(r"[\w@%+=:,./-]+", re.ASCII)
 _ANSI_C = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 

@@ -12,10 +12,10 @@ writers on the committed targets' documents, on hostile values and on generated 
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from spark_dsl.patterns import lazy_regex
 from spark_dsl.targets.shell_words import quote, remembered
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # `n`). Compose reads `1e-3` as 0.001 and refuses `1e3` in `command`. One pattern for all of
 # them (digits, base prefixes, `_`, `.`, signs, exponents), a little wider than any: a spare
 # pair of quotes changes nothing a reader sees.
-_NUMBER_LIKE = re.compile(r"[-+]?\.?[0-9][0-9a-fA-FxXoObB_.+-]*|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+_NUMBER_LIKE = lazy_regex(r"[-+]?\.?[0-9][0-9a-fA-FxXoObB_.+-]*|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
 _BOOLS_1_1 = ("y", "Y", "n", "N", "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF")
 _WORDS = frozenset(
     (*_BOOLS_1_1, "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "~"),
@@ -93,7 +93,7 @@ def _pyyaml(document: Any) -> str:
 # space, quote, line break or `#`; no indicator first (`-` only before another character, so
 # never `- `); no `:` last (`: ` and a final `:` are indicators). `---` and `...` open a document
 # and are left to PyYAML.
-_SIMPLE = re.compile(r"(?!---|\.\.\.)(?:[A-Za-z0-9_./=+]|-(?=.))[A-Za-z0-9_./=:@+-]*(?<!:)")
+_SIMPLE = lazy_regex(r"(?!---|\.\.\.)(?:[A-Za-z0-9_./=+]|-(?=.))[A-Za-z0-9_./=:@+-]*(?<!:)")
 _STR_TAG = "tag:yaml.org,2002:str"
 # PyYAML folds a line longer than the width and gives a key of 128 characters or more a `? `
 # line of its own; far below both, a scalar is written the same on any line of the document.

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 
+from spark_dsl.patterns import lazy_regex
+
 # Used with fullmatch: `$` would also accept a trailing newline (`secret("hf-token\n")`).
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = lazy_regex(r"[A-Za-z_][A-Za-z0-9_]*")
 # A Secret's name is also, upper-cased with `_` for `-`, the variable a host target reads it from.
-SECRET_NAME = re.compile(r"[a-z]([a-z0-9-]*[a-z0-9])?")
+SECRET_NAME = lazy_regex(r"[a-z]([a-z0-9-]*[a-z0-9])?")
 # The keys Kubernetes accepts in a Secret (`[-._a-zA-Z0-9]+`, at most 253): inert in every target.
-SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+SECRET_KEY = lazy_regex(r"[-._a-zA-Z0-9]+")
 
 
 def secret_name(name: str) -> str | None:
