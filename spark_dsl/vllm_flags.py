@@ -16,11 +16,10 @@ import contextlib
 import json
 import re
 from bisect import bisect_left
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
-
-from msgspec import Struct
 
 __all__ = [
     "FlagProblem",
@@ -32,7 +31,10 @@ __all__ = [
 ]
 
 
-class FlagProblem(Struct, frozen=True):
+# A dataclass, not a Struct as spark's other records are: this module runs in vLLM's own
+# environment too, with the standard library only (tests/test_vllm_flags.py).
+@dataclass(frozen=True)
+class FlagProblem:
     """One thing vLLM would reject (or silently ignore) in a launch. `option` as written."""
 
     option: str

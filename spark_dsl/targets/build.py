@@ -29,8 +29,11 @@ class _ExecutableFiles:
 EXECUTABLE = _ExecutableFiles()
 
 
-class DeploymentOutput(Struct):
-    """The files of one deployment folder, in target order, and the spec they come from."""
+class DeploymentOutput(Struct, weakref=True):
+    """The files of one deployment folder, in target order, and the spec they come from.
+
+    Weakly referable, so tests/targets/test_build_stream.py can see each one let go as soon as it
+    is written: a build holds one rendered deployment at a time."""
 
     name: str
     source: str
