@@ -182,9 +182,18 @@ def test_the_cold_check_path_stays_light() -> None:
         "except SystemExit:\n"
         "    pass\n"
         "print(' '.join(sorted(sys.modules)))\n"
+        # A dataclass compiles its generated methods when its module loads (about 0.4 ms a class):
+        # the records on this path are msgspec Structs (docs/architecture.md, "Records").
+        "made = [f'{m.__name__}.{c.__name__}' for m in list(sys.modules.values())\n"
+        "        if getattr(m, '__name__', '').startswith('spark_dsl')\n"
+        "        for c in vars(m).values() if isinstance(c, type) and c.__module__ == m.__name__\n"
+        "        and '__dataclass_fields__' in vars(c)]\n"
+        "print(' '.join(made) or '-')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    loaded = set(out.stdout.split())
+    modules, dataclasses_made = out.stdout.splitlines()[-2:]
+    assert dataclasses_made == "-", f"`spark check` creates dataclasses: {dataclasses_made}"
+    loaded = set(modules.split())
     assert {"spark_dsl.pipeline", "spark_dsl.syntax.lalr", "spark_dsl.syntax.table"} <= loaded
     for heavy in ("yaml", "jsonschema", "pydantic", "pygls", "lsprotocol", "difflib"):
         assert heavy not in loaded, f"`spark check` imports {heavy}"
