@@ -30,5 +30,5 @@ class _Deferred:
 
 
 def lazy_regex(source: str, flags: int = 0) -> re.Pattern[str]:
-    """`re.compile(source, flags)`, compiled on first use (re's own cache keeps the result)."""
+    """`re.compile(source, flags)`, compiled on first use and kept by the stand-in."""
     return cast("re.Pattern[str]", _Deferred(source, flags))
