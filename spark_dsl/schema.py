@@ -15,7 +15,7 @@ from msgspec.structs import force_setattr
 
 from spark_dsl.targets import registry as target_table
 from spark_dsl.units import format_duration
-from spark_dsl.values import spelled
+from spark_dsl.values import Volume, spelled
 
 
 class Kind(StrEnum):
@@ -55,7 +55,8 @@ class KeySpec(Struct, frozen=True):
     default: str = ""
     minimum: int | None = None
     maximum: int | None = None
-    fallback: Any = None
+    # Typed (not Any) so the built-in targets' keys decode from declared.json as they were declared.
+    fallback: bool | int | str | tuple[str, ...] | Volume | None = None
 
     def __post_init__(self) -> None:
         if self.fallback is not None and not self.default:

@@ -197,10 +197,17 @@ def test_the_cold_check_path_stays_light() -> None:
     assert {"spark_dsl.pipeline", "spark_dsl.syntax.lalr", "spark_dsl.syntax.table"} <= loaded
     for heavy in ("yaml", "jsonschema", "pydantic", "pygls", "lsprotocol", "difflib"):
         assert heavy not in loaded, f"`spark check` imports {heavy}"
-    # The check reads each target's declaration (its settings are the schema's `target KIND` body),
-    # so the target modules load; what builds and writes the files, and what their renderers need
-    # only when they run (PyYAML, vLLM's flag table), does not.
-    for heavy in ("spark_dsl.targets.build", "spark_dsl.targets.writer", "spark_dsl.vllm_flags", "shutil"):
+    # The check reads each target's declaration (its settings are the schema's `target KIND` body)
+    # from the shipped file (spark_dsl.targets.declared): no target module loads, nor what builds
+    # and writes the files, nor what renderers need only when they run (PyYAML, vLLM's flag
+    # table, shell quoting, YAML text).
+    from spark_dsl.targets.registry import TARGET_MODULES
+
+    assert "spark_dsl.targets.declared" in loaded
+    renderers = ("spark_dsl.targets.shell_words", "spark_dsl.targets.yaml_text", "spark_dsl.targets.staging")
+    for heavy in (*TARGET_MODULES, *renderers, "spark_dsl.targets.build", "spark_dsl.targets.writer"):
+        assert heavy not in loaded, f"`spark check` imports {heavy}"
+    for heavy in ("spark_dsl.vllm_flags", "shutil", "shlex"):
         assert heavy not in loaded, f"`spark check` imports {heavy}"
     # A clean parse reads the shipped table: Lark (and its cache: pickle, tempfile) is imported
     # only to describe a syntax error, and so are the modules that wrap it.

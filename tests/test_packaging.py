@@ -33,6 +33,9 @@ def test_wheel_contains_grammar_and_catalog(tmp_path: Path) -> None:
     # The parse table a clean parse reads instead of building Lark's parser (spark_dsl.syntax.table).
     table = zipfile.ZipFile(wheel).read("spark_dsl/syntax/parse_table.json").decode()
     assert table == (REPO / "spark_dsl" / "syntax" / "parse_table.json").read_text()
+    # The built-in targets' declarations the table reads instead of importing the renderers.
+    declared = zipfile.ZipFile(wheel).read("spark_dsl/targets/declared.json").decode()
+    assert declared == (REPO / "spark_dsl" / "targets" / "declared.json").read_text()
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "spark = spark_dsl.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

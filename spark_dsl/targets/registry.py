@@ -6,10 +6,13 @@ All else that names targets reads this table: the schema's `target KIND { }` bod
 them the type checker, the language server, `spark explain` and docs/keys.md), the build's
 renderers, order and file modes, SPK501 and the build's help, and `spark build -t`'s check.
 
-The built-in modules are listed here by name and imported when the table is first read. The
-schema, low in the layers, reads the table, while a target module imports the plan and the schema
-above it; a static import would go in a circle. As with ruff's code table, a new target is a
-new module and a line here; nothing is found by scanning. `register` adds one from outside (an
+The built-in modules are listed here by name. A check needs their declarations, not their
+renderers, so the table reads them from `declared.json`, written from the modules by
+`spark_dsl.targets.declared` (which says why), and a built-in's module is imported by the first
+build that renders it. The schema, low in the layers, reads the table, while a target module (and
+the file's decoder) imports the schema above it; a static import would go in a circle, so that
+module too is imported by name. As with ruff's code table, a new target is a new module and a
+line here, then the file written again; nothing is found by scanning. `register` adds one from outside (an
 extension, a test) after the built-ins.
 """
 
@@ -80,13 +83,9 @@ class _Table:
 
 @cache
 def _built_in() -> tuple[Target, ...]:
-    found = []
-    for name in TARGET_MODULES:
-        declared = getattr(importlib.import_module(name), "TARGET", None)
-        if not isinstance(declared, Target):
-            raise TypeError(f"{name} declares no `TARGET = Target(...)`")
-        found.append(declared)
-    return tuple(found)
+    # By name, as the target modules were: the shipped declarations decode the schema's KeySpec.
+    shipped: tuple[Target, ...] = importlib.import_module("spark_dsl.targets.declared").load()
+    return shipped
 
 
 def all_targets() -> tuple[Target, ...]:
