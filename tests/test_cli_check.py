@@ -209,6 +209,9 @@ def test_the_cold_check_path_stays_light() -> None:
         assert heavy not in loaded, f"`spark check` imports {heavy}"
     for heavy in ("spark_dsl.vllm_flags", "shutil", "shlex"):
         assert heavy not in loaded, f"`spark check` imports {heavy}"
+    # The shipped files (catalog snapshot, parse table, target declarations) are read with
+    # msgspec's decoder; json is imported only to quote a finding or write a JSON-valued flag.
+    assert "json" not in loaded, "a clean `spark check` of the examples imports json"
     # A clean parse reads the shipped table: Lark (and its cache: pickle, tempfile) is imported
     # only to describe a syntax error, and so are the modules that wrap it.
     for heavy in ("lark", "pickle", "tempfile", "spark_dsl.syntax.lexer", "spark_dsl.syntax.errors"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from spark_dsl import catalog
@@ -25,6 +24,8 @@ KV_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
 
 
 def _json(value: Mapping[str, object]) -> str:
+    import json  # here: only a launch with a JSON-valued flag needs it, and a check may have none
+
     return json.dumps(value, separators=(",", ":"))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from functools import cache
@@ -50,6 +49,8 @@ def _map(plan: Plan, kind: str, block: str) -> Mapping[str, Setting]:
 
 def _shown(text: str) -> str:
     """A value quoted for a message: escapes keep a newline or quote from breaking the line."""
+    import json  # here, not at the top: only a finding quotes, and a clean check imports no json
+
     return json.dumps(text, ensure_ascii=False)
 
 
