@@ -29,6 +29,12 @@ class _Current:
     path: str = "(no file)"
 
 
+class _Runs:
+    """Whether this process has frozen a run's objects (see `_run_frozen`)."""
+
+    frozen = False
+
+
 def _internal_failure(err: BaseException) -> NoReturn:
     click.echo(
         f"spark: internal error while processing {_Current.path}: "
@@ -202,13 +208,15 @@ def _run_frozen(files: list[Path], projects: Any, overlays: dict[Path, str] | No
     def note(path: Path) -> None:
         _Current.path = printable(str(path))
 
-    first = not gc.get_freeze_count()
+    # A flag, not gc.get_freeze_count(): the `spark` command froze its imports' objects already.
+    first = not _Runs.frozen
     try:
         return run(files, projects, overlays, on_file=note, forced_targets=forced)
     except Exception as err:
         _internal_failure(err)
     finally:
         if first:
+            _Runs.frozen = True
             gc.freeze()
 
 

@@ -37,7 +37,7 @@ def test_wheel_contains_grammar_and_catalog(tmp_path: Path) -> None:
     declared = zipfile.ZipFile(wheel).read("spark_dsl/targets/declared.json").decode()
     assert declared == (REPO / "spark_dsl" / "targets" / "declared.json").read_text()
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "spark = spark_dsl.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "spark = spark_dsl.__main__:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def _tracked_copy(dest: Path) -> Path:
