@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,9 +65,9 @@ class Declared(Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=Tr
         return Target(render=ModuleRenderer(fields.pop("module")), **fields)
 
 
-@cache
 def load() -> tuple[Target, ...]:
-    """The built-in targets, in TARGET_MODULES' order, from the shipped file."""
+    """The built-in targets, in TARGET_MODULES' order, from the shipped file (read again on each
+    call: the target table keeps what it reads)."""
     shipped = msgspec.json.decode(DECLARED_FILE.read_bytes(), type=tuple[Declared, ...])
     return tuple(d.target() for d in shipped)
 

@@ -12,8 +12,8 @@ renderers, so the table reads them from `declared.json`, written from the module
 build that renders it. The schema, low in the layers, reads the table, while a target module (and
 the file's decoder) imports the schema above it; a static import would go in a circle, so that
 module too is imported by name. As with ruff's code table, a new target is a new module and a
-line here, then the file written again; nothing is found by scanning. `register` adds one from outside (an
-extension, a test) after the built-ins.
+line here, then the file written again; nothing is found by scanning. `register` adds one from
+outside (an extension, a test) after the built-ins.
 """
 
 from __future__ import annotations

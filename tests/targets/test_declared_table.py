@@ -9,8 +9,6 @@ stand-in renderer does not render what the module's own renderer does.
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -57,11 +55,6 @@ def test_typed_defaults_survive_the_round_trip() -> None:
     assert isinstance(cache.fallback, Volume)
 
 
-def test_the_table_lists_the_modules_in_their_order() -> None:
-    shipped = [t.render.module for t in declared.load() if isinstance(t.render, declared.ModuleRenderer)]
-    assert shipped == list(target_table.TARGET_MODULES)
-
-
 def test_a_build_renders_through_the_stand_ins_what_the_modules_render(tmp_path: Path) -> None:
     """Every built-in, rendered by the build (through the stand-in) and by the module's renderer."""
     (tmp_path / "d.spark").write_text(SPEC, encoding="utf-8")
@@ -77,16 +70,3 @@ def test_a_build_renders_through_the_stand_ins_what_the_modules_render(tmp_path:
         own = _declaration(target).render(Job(plan, result.launches[plan], kind, "d.spark"))
         assert output.files[target.file_name] == own, kind
     assert "exec vllm serve" in output.files["serve.sh"]
-
-
-def test_a_check_imports_no_target_module() -> None:
-    """The point of the file: reading the table leaves the renderers unimported."""
-    probe = (
-        "import sys\n"
-        "from spark_dsl.targets import registry\n"
-        "registry.all_targets()\n"
-        "loaded = sorted(m for m in registry.TARGET_MODULES if m in sys.modules)\n"
-        "print(loaded)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
