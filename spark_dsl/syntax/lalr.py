@@ -110,12 +110,15 @@ class FastParser:
 
     def __init__(self, table: dict[str, Any], builder: object) -> None:
         rules = [(spec["size"], _reduction(spec, builder), spec["origin"]) for spec in table["rules"]]
-        self.states: list[dict[str, int | _Reduce]] = [
-            {symbol: code if code >= 0 else rules[-1 - code] for symbol, code in actions.items()}
-            for actions in table["states"]
-        ]
-        self.start_state: int = table["start"]
-        self.end_state: int = table["end"]
+        # Each state is its action table, and a shift or a goto names the next state's table
+        # itself rather than its number: the driver's stack holds the tables, so a step is one
+        # lookup in the table on top, never a list index first.
+        self.states: list[dict[str, Any]] = [{} for _ in table["states"]]
+        for actions, codes in zip(self.states, table["states"], strict=True):
+            for symbol, code in codes.items():
+                actions[symbol] = self.states[code] if code >= 0 else rules[-1 - code]
+        self.start_state: dict[str, Any] = self.states[table["start"]]
+        self.end_state: dict[str, Any] = self.states[table["end"]]
         scan = table["scan"]
         # Whitespace is skipped in front of each token by the same match: half of what a spec's
         # scan meets is whitespace, and a loop turn per stretch of it cost a tenth of a parse. The
@@ -124,8 +127,15 @@ class FastParser:
         # starts with whitespace, so the prefix takes nothing a token would have.
         skip = scan.get("skip")
         self.pattern = re.compile(f"(?:{skip})?(?:{scan['pattern']})" if skip else scan["pattern"])
+        keywords: dict[str, dict[str, str]] = scan["keywords"]
+        # By the number of the terminal's group in the pattern (the match's `lastindex`): its name,
+        # and whether it needs more than a shift (skipped, nesting, or a keyword's terminal).
+        self.terminals: list[tuple[str, bool]] = [("", True)] * (self.pattern.groups + 1)
+        for name, index in self.pattern.groupindex.items():
+            plain = name not in scan["ignore"] and name not in NESTING and name not in keywords
+            self.terminals[index] = (name, not plain)
         self.ignore = frozenset(scan["ignore"])
-        self.keywords: dict[str, dict[str, str]] = scan["keywords"]
+        self.keywords = keywords
 
     def parse(self, text: str, comments: list[ast.Comment]) -> Any:
         """The start rule's value; comments appended to `comments`. Raises GiveUp."""
@@ -140,9 +150,9 @@ class FastParser:
     # because it runs once per token of every spec: a function call per token or per reduction
     # would be paid on every check (issue 14's speed goals).
     def _parse(self, text: str, comments: list[ast.Comment]) -> Any:
-        states, match, ignore, keywords = self.states, self.pattern.match, self.ignore, self.keywords
+        match, terminals, ignore, keywords = self.pattern.match, self.terminals, self.ignore, self.keywords
         new_token = str.__new__
-        state_stack = [self.start_state]
+        stack: list[dict[str, Any]] = [self.start_state]  # the action tables of the states
         value_stack: list[Any] = []
         depth = 0
         budget = MAX_TOKENS  # tokens and comments the file may still hold (SparkLexer counts the same)
@@ -152,72 +162,73 @@ class FastParser:
             m = match(text, pos)
             if m is None:
                 raise GiveUp
-            kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is a named group
-            start, stop = m.span(kind)  # the token, after any whitespace the prefix skipped
+            index: int = m.lastindex  # type: ignore[assignment]  # every alternative is a group
+            kind, special = terminals[index]
+            start, stop = m.span(index)  # the token, after any whitespace the prefix skipped
             if offsets is not None:
                 start, stop = offsets[start], offsets[stop]
-            if kind in ignore:
-                if kind == "COMMENT":
-                    budget -= 1
-                    if budget < 0:
+            pos = stop
+            value = text[start:stop]
+            if special:
+                if kind in ignore:
+                    if kind == "COMMENT":
+                        budget -= 1
+                        if budget < 0:
+                            raise GiveUp
+                        comments.append(ast.Comment(value, Span(start, stop)))
+                    continue
+                if kind in NESTING:
+                    depth += NESTING[kind]
+                    if depth > MAX_NESTING:
                         raise GiveUp
-                    comments.append(ast.Comment(text[start:stop], Span(start, stop)))
-                pos = stop
-                continue
+                if kind in keywords:
+                    kind = keywords[kind].get(value, kind)
             budget -= 1
             if budget < 0:
                 raise GiveUp
-            value = text[start:stop]
-            if kind in NESTING:
-                depth += NESTING[kind]
-                if depth > MAX_NESTING:
-                    raise GiveUp
-            if kind in keywords:
-                kind = keywords[kind].get(value, kind)
             token = new_token(Tok, value)
             token.type = kind
             token.start_pos = start
             token.end_pos = stop
-            pos = stop
             while True:
-                action = states[state_stack[-1]].get(kind)
+                action = stack[-1].get(kind)
                 if action is None:
                     raise GiveUp
-                if type(action) is int:
-                    state_stack.append(action)
+                if type(action) is dict:
+                    stack.append(action)
                     value_stack.append(token)
                     break
                 # A reduction, inline (it runs more often than a shift).
-                size, make, origin = action  # type: ignore[misc]
+                size, make, origin = action
                 if make is None:
-                    state_stack.pop()
+                    stack.pop()
                 else:
                     if size:
                         children = value_stack[-size:]
-                        del state_stack[-size:]
+                        del stack[-size:]
                         del value_stack[-size:]
                     else:
                         children = []
                     value_stack.append(make(children))
-                state_stack.append(states[state_stack[-1]][origin])  # type: ignore[arg-type]
+                stack.append(stack[-1][origin])
         end_state = self.end_state
         # The end of input: the same reduction as in the loop above, which keeps it inline
         # rather than calling a helper because it runs once per reduction of every parse.
         while True:
-            action = states[state_stack[-1]].get("$END")
-            if action is None or isinstance(action, int):
+            action = stack[-1].get("$END")
+            if action is None or type(action) is dict:
                 raise GiveUp
             size, make, origin = action
             if make is None:
-                state_stack.pop()
+                stack.pop()
             else:
                 if size:
                     children = value_stack[-size:]
-                    del state_stack[-size:]
+                    del stack[-size:]
                     del value_stack[-size:]
                 else:
                     children = []
                 value_stack.append(make(children))
-            state_stack.append(states[state_stack[-1]][origin])  # type: ignore[arg-type]
-            if state_stack[-1] == end_state:
+            stack.append(stack[-1][origin])
+            if stack[-1] is end_state:
                 return value_stack[-1]
