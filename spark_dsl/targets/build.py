@@ -19,11 +19,19 @@ from spark_dsl.targets.registry import Target
 
 
 class _ExecutableFiles:
-    """The file names written executable, read from the target table at each question (a target
-    registered later included); the writer asks `file_name in EXECUTABLE`."""
+    """The file names written executable, read from the target table (a target registered later
+    included); the writer asks `file_name in EXECUTABLE`. The names are kept until the table
+    changes (its generation), as a build asks for every file it writes."""
+
+    def __init__(self) -> None:
+        self._names: frozenset[str] = frozenset()
+        self._generation = -1
 
     def __contains__(self, file_name: object) -> bool:
-        return any(t.executable and t.file_name == file_name for t in target_table.all_targets())
+        if self._generation != target_table.generation():
+            self._names = frozenset(t.file_name for t in target_table.all_targets() if t.executable)
+            self._generation = target_table.generation()
+        return file_name in self._names
 
 
 EXECUTABLE = _ExecutableFiles()

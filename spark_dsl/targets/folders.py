@@ -44,9 +44,9 @@ class FolderState(Struct, frozen=True):
         return {name: f.digest for name, f in self.files.items()}
 
 
-def inspect(path: Path) -> FolderState:
+def inspect(path: str | Path) -> FolderState:
     try:
-        info = path.lstat()
+        info = os.lstat(path)
     except FileNotFoundError:
         return FolderState("absent")
     if stat.S_ISLNK(info.st_mode):
@@ -60,7 +60,7 @@ def inspect(path: Path) -> FolderState:
     return FolderState("folder", _files(path), names)
 
 
-def _files(folder: Path) -> dict[str, FileState] | None:
+def _files(folder: str | Path) -> dict[str, FileState] | None:
     found: dict[str, FileState] = {}
     try:
         with os.scandir(folder) as entries:

@@ -234,7 +234,7 @@ def _recorder(scope: Scope, out_real: Path) -> Callable[[str], str]:
     ways: dict[str, str] = {}
 
     def recorded(source: str) -> str:
-        folder, name = os.path.split(os.path.normpath(scope.root / source))
+        folder, name = os.path.split(os.path.normpath(os.path.join(scope.root, source)))
         way = ways.get(folder)
         if way is None:
             way = ways[folder] = Path(os.path.relpath(folder, out_real)).as_posix()
@@ -374,7 +374,7 @@ class Build:
         """Writes `output`'s folder beside its place if it changes; keeps its names and hashes only."""
         files = _encoded(output)
         try:
-            state = inspect(self.out_dir / output.name)
+            state = inspect(os.path.join(self.out_dir, output.name))
         except OSError as err:  # reported by `commit`, so the renderers' diagnostics all still come
             self.failure = self.failure or err
             return

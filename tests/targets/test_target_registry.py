@@ -142,6 +142,23 @@ def test_a_registered_target_is_built(toy: Target, tmp_path: Path) -> None:
     assert (plain / "toy.txt").read_text(encoding="utf-8") == "hello from plain, 1 launch(es)\n"
 
 
+def test_a_target_registered_after_a_build_writes_its_file_executable_as_declared(tmp_path: Path) -> None:
+    """The writer keeps the executable names between files; a change to the table renews them."""
+    from msgspec.structs import replace
+
+    _spec(tmp_path, "  target shell {}", name="plain")
+    assert invoke(tmp_path, "build", ".", "-o", "before").exit_code == 0  # the names are read once
+    target_table.register(replace(TOY, executable=True))
+    try:
+        _spec(tmp_path, '  target toy { greeting = "hi" }')
+        result = invoke(tmp_path, "build", ".", "-o", "out")
+    finally:
+        target_table.unregister("toy")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "greeter" / "toy.txt").stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / "out" / "plain" / "serve.sh").stat().st_mode & 0o777 == 0o755
+
+
 def test_a_registered_single_host_target_refuses_several_nodes_at_build(toy: Target, tmp_path: Path) -> None:
     (tmp_path / "wide.spark").write_text(TWO_NODES.replace("  target toy {}\n", ""), encoding="utf-8")
     result = invoke(tmp_path, "build", "wide.spark", "-t", "toy", "-o", "out")
