@@ -175,28 +175,39 @@ def _key(value: Any) -> str:
 
 def _mapping(data: dict[Any, Any], indent: int, lead: str, out: list[str]) -> None:
     """A non-empty mapping: the first key after `lead`, the others at `indent`."""
+    # The remembered texts are read here, not through `_key` and `_scalar`: a build writes some
+    # hundred keys per deployment, and two calls for each were most of this writer's time.
+    keys, values = _KEYS, _VALUES
     pad = " " * indent
     prefix = lead
     for key, value in data.items():
+        written = keys.get(key) if type(key) is str else None
+        if written is None:
+            written = _key(key)
         kind = type(value)
-        if kind is dict and value:
-            out.append(f"{prefix}{_key(key)}:\n")
+        if kind is str:
+            out.append(f"{prefix}{written}: {values.get(value) or _scalar(value)}\n")
+        elif kind is dict and value:
+            out.append(f"{prefix}{written}:\n")
             _mapping(value, indent + 2, " " * (indent + 2), out)
         elif kind is list and value:
-            out.append(f"{prefix}{_key(key)}:\n")
+            out.append(f"{prefix}{written}:\n")
             _sequence(value, indent, pad, out)  # a list in a mapping is not indented
         else:
-            out.append(f"{prefix}{_key(key)}: {_scalar(value)}\n")
+            out.append(f"{prefix}{written}: {_scalar(value)}\n")
         prefix = pad
 
 
 def _sequence(items: list[Any], indent: int, lead: str, out: list[str]) -> None:
     """A non-empty list: the first `- ` after `lead`, the others at `indent`."""
+    values = _VALUES
     pad = " " * indent
     prefix = lead
     for item in items:
         kind = type(item)
-        if kind is dict and item:
+        if kind is str:
+            out.append(f"{prefix}- {values.get(item) or _scalar(item)}\n")
+        elif kind is dict and item:
             _mapping(item, indent + 2, prefix + "- ", out)
         elif kind is list and item:
             _sequence(item, indent + 2, prefix + "- ", out)
