@@ -191,6 +191,26 @@ def growth_row(small: Path, small_runs: dict[str, Child], large_count: int, larg
         detail(f"by CPU time (user + system): {b.cpu_seconds / a.cpu_seconds:.1f}x")
 
 
+def machine_speed() -> float:
+    """Milliseconds for a fixed piece of pure Python (median of 5), so that runs on different days
+    can be told apart by the machine's speed: the throughput and LSP rows are absolute, and this
+    2-core machine has run the same code 2.5 times slower on one day than on another."""
+
+    def work() -> int:
+        table: dict[str, int] = {}
+        for i in range(200_000):
+            key = f"k{i % 997}"
+            table[key] = table.get(key, 0) + len(key)
+        return sum(table.values())
+
+    times = []
+    for _ in range(5):
+        start = time.process_time()
+        work()
+        times.append((time.process_time() - start) * 1000)
+    return statistics.median(times)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and edits, no 10,000-spec growth row")
@@ -198,6 +218,7 @@ def main() -> int:
     args = parser.parse_args()
     runs, cold_runs, edits = (1, 7, 40) if args.quick else (3, 21, 200)
     print(f"python {sys.version.split()[0]} on {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
+    print(f"machine speed: the reference loop took {machine_speed():.0f} ms (lower is faster)")
     with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
         small = Path(tmp) / "small"
         corpus.write_project(small, 1000)
