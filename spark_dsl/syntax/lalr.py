@@ -109,7 +109,7 @@ class FastParser:
     """Parses texts with the shipped table, building nodes with `builder` (an AstBuilder)."""
 
     def __init__(self, table: dict[str, Any], builder: object) -> None:
-        rules = [(spec["size"], _reduction(spec, builder), spec["origin"]) for spec in table["rules"]]
+        rules: list[_Reduce] = [(spec["size"], _reduction(spec, builder), spec["origin"]) for spec in table["rules"]]
         # Each state is its action table, and a shift or a goto names the next state's table
         # itself rather than its number: the driver's stack holds the tables, so a step is one
         # lookup in the table on top, never a list index first.

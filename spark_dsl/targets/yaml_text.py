@@ -176,7 +176,7 @@ def _key(value: Any) -> str:
 def _mapping(data: dict[Any, Any], indent: int, lead: str, out: list[str]) -> None:
     """A non-empty mapping: the first key after `lead`, the others at `indent`."""
     # The remembered texts are read here, not through `_key` and `_scalar`: a build writes some
-    # hundred keys per deployment, and two calls for each were most of this writer's time.
+    # hundred keys per deployment, and the two calls for each were a quarter of this writer's time.
     keys, values = _KEYS, _VALUES
     pad = " " * indent
     prefix = lead
