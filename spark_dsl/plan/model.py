@@ -136,7 +136,12 @@ class Pool(Struct, frozen=True):
 
 
 class CapacityEstimate(Struct, frozen=True):
-    """Weights, draft and KV cache of one replica (one tensor-parallel group) against its memory."""
+    """Weights, draft and KV cache of one replica (one tensor-parallel group) against its memory.
+
+    The last four fields follow from the others and are computed when the estimate is made
+    (`__post_init__`; any value passed for them is replaced): the capacity rules and the plan's
+    printout read them some twenty times per plan, and as properties each reading did the
+    arithmetic again (3% of a clean check)."""
 
     role: str
     replica_gpus: int
@@ -148,29 +153,25 @@ class CapacityEstimate(Struct, frozen=True):
     sliding_bytes_per_token: int
     sliding_window: int
     sequence_tokens: int
+    memory_per_replica_gb: float = 0.0
+    headroom_gb: float = 0.0
+    sequence_bytes: int = 0
+    sequences_fit: int = 0
 
-    @property
-    def memory_per_replica_gb(self) -> float:
-        return round(self.replica_gpus * self.memory_per_gpu_gb * self.utilization, 3)
-
-    @property
-    def headroom_gb(self) -> float:
-        return round(self.memory_per_replica_gb - self.weights_gb - self.draft_gb, 3)
-
-    @property
-    def sequence_bytes(self) -> int:
+    def __post_init__(self) -> None:
+        memory = round(self.replica_gpus * self.memory_per_gpu_gb * self.utilization, 3)
+        headroom = round(memory - self.weights_gb - self.draft_gb, 3)
         tokens = self.sequence_tokens
-        return self.kv_bytes_per_token * tokens + self.sliding_bytes_per_token * min(tokens, self.sliding_window)
+        sequence = self.kv_bytes_per_token * tokens + self.sliding_bytes_per_token * min(tokens, self.sliding_window)
+        fit = 0 if headroom <= 0 else int(headroom * 1e9 // sequence)
+        force_setattr(self, "memory_per_replica_gb", memory)
+        force_setattr(self, "headroom_gb", headroom)
+        force_setattr(self, "sequence_bytes", sequence)
+        force_setattr(self, "sequences_fit", fit)
 
     @property
     def sequence_gb(self) -> float:
         return round(self.sequence_bytes / 1e9, 3)
-
-    @property
-    def sequences_fit(self) -> int:
-        if self.headroom_gb <= 0:
-            return 0
-        return int(self.headroom_gb * 1e9 // self.sequence_bytes)
 
     def as_dict(self) -> dict[str, Any]:
         return {
