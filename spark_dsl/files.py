@@ -146,6 +146,10 @@ def read_spec(path: Path) -> bytes | Unreadable:
                 break
             chunks.append(chunk)
             total += len(chunk)
+            # The end, as the open file's size says: no read more to be told so. A file whose
+            # size says nothing (0: /proc's) is read until a read comes back empty.
+            if len(chunk) < _CHUNK and total >= status.st_size > 0:
+                break
         return _too_large(total) or b"".join(chunks)
     except OSError as err:
         return os_problem(err)
@@ -311,11 +315,28 @@ def display(path: Path | str, cwd: str | None = None) -> str:
     """A path as the user sees it: relative to the current folder when below it, `/`, printable.
 
     `cwd` is the current folder where the caller asked for it once (a run names every spec)."""
+    text = os.fspath(path)
+    below = _below(text, cwd) if cwd is not None and os.sep == "/" else None
+    if below is not None:
+        return printable(below)
     try:
-        rel = os.path.relpath(path, cwd) if cwd is not None else os.path.relpath(path)
+        rel = os.path.relpath(text, cwd) if cwd is not None else os.path.relpath(text)
     except (OSError, ValueError):  # the current folder is gone; another drive on Windows
-        rel = str(path)
+        rel = text
     return printable(rel if os.sep == "/" else Path(rel).as_posix())
+
+
+def _below(text: str, cwd: str) -> str | None:
+    """`os.path.relpath(text, cwd)` by cutting the prefix, for an absolute path already in
+    normal form (a resolved one: no `.` or `..` parts, no doubled or trailing `/`) inside `cwd`;
+    None for any other, which relpath then normalizes. A run names each spec once, and relpath
+    normalized both paths each time (a fortieth of a clean check)."""
+    if not text.startswith("/") or "//" in text or "/." in text or text.endswith("/") or not cwd.startswith("/"):
+        return None
+    if text == cwd:
+        return "."
+    prefix = cwd if cwd.endswith("/") else cwd + "/"  # `/` ends with one already
+    return text[len(prefix) :] if text.startswith(prefix) and "//" not in cwd and "/." not in cwd else None
 
 
 def replace_text(path: Path, text: str) -> None:

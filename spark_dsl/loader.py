@@ -79,11 +79,11 @@ class Loader(Struct):
     # its project.
     resolve: Callable[[Path], Path | spec_files.Unreadable] | None = None
     _resolved: dict[Path, Path | spec_files.Unreadable] = field(default_factory=dict)
-    # What each import names, by importing file and written path, resolved (`scope` and
+    # What each import names, by importing file's folder and written path, resolved (`scope` and
     # `model_scope` both ask, for every spec that imports the shared profile file), and whether a
     # resolved import stays inside the root: building and comparing paths cost more than the rest
     # of an import.
-    _imports: dict[tuple[Path, str], Path | spec_files.Unreadable] = field(default_factory=dict)
+    _imports: dict[tuple[str, str], Path | spec_files.Unreadable] = field(default_factory=dict)
     _inside: dict[Path, bool] = field(default_factory=dict)
     _real_root: Path | None = None
     # Profiles merged with what they extend, once each, so a profile shared by many
@@ -226,8 +226,12 @@ class Loader(Struct):
         )
 
     def _import_target(self, source: SourceFile, raw: str) -> Path | spec_files.Unreadable:
-        """What an import written `raw` in `source` names, resolved."""
-        key = (source.path, raw)
+        """What an import written `raw` in `source` names, resolved.
+
+        Remembered by the importing file's folder, on which alone the answer depends: the specs
+        of one folder that import the same shared file join and resolve its path once, not once
+        each (a join and a resolve were a tenth of a clean spec's loading)."""
+        key = (os.path.dirname(source.path), raw)  # text: a Path's parent is a new Path, hashed anew
         found = self._imports.get(key)
         if found is None:
             found = self._imports[key] = self._resolve(source.path.parent / raw)
@@ -503,14 +507,15 @@ class Loader(Struct):
         )
 
     def _check_required(self, node: ast.Deployment, source: SourceFile, body: TypedBody) -> None:
-        from spark_dsl import catalog
-        from spark_dsl.edits import add_setting
-
-        # The examples are the catalog's first model and first validated accelerator.
-        cat = catalog.load()
-        examples = (("model", next(iter(cat.models))), ("accelerator", cat.validated_accelerators()[0].id))
-        for key, example in examples:
+        for key in ("model", "accelerator"):
             if body.get(key) is None and key not in body.invalid:
+                from spark_dsl import catalog
+                from spark_dsl.edits import add_setting
+
+                # The examples are the catalog's first model and first validated accelerator,
+                # looked up only for a missing key: a clean deployment has both.
+                cat = catalog.load()
+                example = next(iter(cat.models)) if key == "model" else cat.validated_accelerators()[0].id
                 self.sink.error(
                     "SPK107",
                     f"deployment `{node.name.name}` has no `{key}`",

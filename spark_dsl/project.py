@@ -101,12 +101,14 @@ class Projects(Struct):
     # every folder above the path with lstat, and a run asked it twice of every spec (and resolved
     # a forced root again for every file).
     _resolved: dict[Path, Path | files.Unreadable] = field(default_factory=dict)
+    _folders: dict[str, Path | files.Unreadable] = field(default_factory=dict)  # by the folder's text
     _forced_real: Path | None = None  # `forced`, resolved once
 
     def forget_paths(self) -> None:
         """Lets go of the paths remembered for the run once it is done: a few hundred bytes a spec
         that a build's commit can use instead (each is found again if asked for)."""
         self._resolved.clear()
+        self._folders.clear()
         self._starts.clear()
 
     def resolved(self, path: Path) -> Path | files.Unreadable:
@@ -117,14 +119,17 @@ class Projects(Struct):
         return found
 
     def _resolve(self, path: Path) -> Path | files.Unreadable:
-        """Through the folder's own answer, remembered for its other files: specs share folders."""
-        folder = path.parent
-        if folder != path:
-            real_folder = self._resolved.get(folder)
+        """Through the folder's own answer, remembered for its other files: specs share folders.
+
+        The folder is found by its text (`_folders`): a Path's parent is a new Path whose hash is
+        computed anew, and those steps cost more than the rest of resolving a spec."""
+        folder_text, name = os.path.split(path)
+        if name not in ("", ".", ".."):  # `/` and `.` are their own parents; `..` is resolved in full
+            real_folder = self._folders.get(folder_text)
             if real_folder is None:
-                real_folder = self._resolved[folder] = files.resolve(folder)
+                real_folder = self._folders[folder_text] = self.resolved(path.parent)
             if isinstance(real_folder, Path):
-                quick = files.resolve_in(real_folder, path.name)
+                quick = files.resolve_in(real_folder, name)
                 if quick is not None:
                     return quick
         return files.resolve(path)

@@ -261,3 +261,34 @@ def test_fmt_says_why_a_folder_of_only_skipped_specs_holds_nothing_to_format(tmp
     os.mkfifo(tmp_path / "pipes" / "pipe.spark")
     both = assert_handled(spark(tmp_path, "fmt", "pipes"), 2)
     assert "pipes holds no .spark file spark may read (skipped pipes/pipe.spark:" in both
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 1024 * 1024 - 1, 1024 * 1024, 1024 * 1024 + 1, 3 * 1024 * 1024 + 7])
+def test_a_spec_is_read_whole_at_every_size_around_the_read_size(tmp_path: Path, size: int) -> None:
+    # read_spec stops at a short read once the open file's size is reached, without the
+    # empty read that would confirm the end: every byte must still be there, on each side of
+    # its 1 MiB reads.
+    from spark_dsl.files import read_spec
+
+    data = bytes(i % 251 for i in range(size))
+    (tmp_path / "s.spark").write_bytes(data)
+    assert read_spec(tmp_path / "s.spark") == data
+
+
+def test_a_file_that_says_it_is_empty_is_read_to_its_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # /proc's files say they hold 0 bytes and come in short reads: the size is no end there.
+    from spark_dsl import files
+
+    (tmp_path / "s.spark").write_bytes(b"x" * 10_000)
+    real_read, real_fstat = os.read, os.fstat
+
+    def short_read(fd: int, n: int) -> bytes:
+        return real_read(fd, min(n, 4096))
+
+    def no_size(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, 0, 0, 0, 0))
+
+    monkeypatch.setattr(os, "read", short_read)
+    monkeypatch.setattr(os, "fstat", no_size)
+    assert files.read_spec(tmp_path / "s.spark") == b"x" * 10_000

@@ -42,6 +42,8 @@ CASES = [
     "real/nul\0.spark",
     "real",
     ".",
+    "..",
+    "linked/deep/..",
 ]
 
 
@@ -77,3 +79,27 @@ def test_a_second_spec_in_a_folder_costs_one_lstat(tree: Path, monkeypatch: pyte
     monkeypatch.setattr(os, "lstat", counting)
     assert projects.resolved(tree / "real" / "c.spark") == expected
     assert seen == [str(expected)]
+
+
+DISPLAYED = [
+    "/w/p/specs/a.spark",
+    "/w/p",
+    "/w/pp/a.spark",  # a sibling whose name starts like the folder's
+    "/w/p/../q/a.spark",
+    "/w/p/./a.spark",
+    "/w/p//a.spark",
+    "/w/p/specs/",
+    "/w/p/.hidden/a.spark",
+    "/elsewhere/a.spark",
+    "/",
+    "specs/a.spark",
+]
+
+
+@pytest.mark.parametrize("cwd", ["/w/p", "/", "/w/p/specs", "/w/.p"])
+@pytest.mark.parametrize("path", DISPLAYED)
+def test_a_file_is_named_relative_to_the_current_folder_as_relpath_names_it(path: str, cwd: str) -> None:
+    # `display` cuts the current folder off a normal absolute path itself (a run names every
+    # spec) and leaves every other path to relpath: the names must be relpath's all the same.
+    assert files.display(path, cwd) == os.path.relpath(path, cwd)
+    assert files.display(Path(path), cwd) == os.path.relpath(Path(path), cwd)
