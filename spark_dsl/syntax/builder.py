@@ -55,8 +55,11 @@ def _span(tok: Token) -> Span:
 
 def _node_span(first: Any, last: Any) -> Span:
     """From the start of `first` to the end of `last`, each a token (a `str`) or a node."""
-    start = first.span.start if hasattr(first, "span") else (first.start_pos or 0)
-    end = last.span.end if hasattr(last, "span") else (last.end_pos or 0)
+    # A token is a `str` and a node is not: asking a token for a `span` it lacks raised and
+    # caught an AttributeError each time, for most of the nodes of a parse.
+    first_token, last_token = isinstance(first, str), isinstance(last, str)  # kept as Any, not narrowed to str
+    start = (first.start_pos or 0) if first_token else first.span.start
+    end = (last.end_pos or 0) if last_token else last.span.end
     return Span(start, end)
 
 
