@@ -327,16 +327,21 @@ def display(path: Path | str, cwd: str | None = None) -> str:
 
 
 def _below(text: str, cwd: str) -> str | None:
-    """`os.path.relpath(text, cwd)` by cutting the prefix, for an absolute path already in
-    normal form (a resolved one: no `.` or `..` parts, no doubled or trailing `/`) inside `cwd`;
-    None for any other, which relpath then normalizes. A run names each spec once, and relpath
-    normalized both paths each time (a fortieth of a clean check)."""
-    if not text.startswith("/") or "//" in text or "/." in text or text.endswith("/") or not cwd.startswith("/"):
+    """`os.path.relpath(text, cwd)` by cutting the prefix, for a path inside `cwd` with both in
+    normal form (`_normal`); None for any other, which relpath then normalizes. A run names
+    each spec once, and relpath normalized both paths each time (a fortieth of a clean check)."""
+    if not (_normal(text) and _normal(cwd)):
         return None
     if text == cwd:
         return "."
-    prefix = cwd if cwd.endswith("/") else cwd + "/"  # `/` ends with one already
-    return text[len(prefix) :] if text.startswith(prefix) and "//" not in cwd and "/." not in cwd else None
+    prefix = cwd.rstrip("/") + "/"
+    return text[len(prefix) :] if text.startswith(prefix) else None
+
+
+def _normal(text: str) -> bool:
+    """Absolute, with no `.` or `..` part and no doubled or trailing `/`: what a resolved path
+    and the current folder are. (A name starting with `.` is refused too: relpath decides it.)"""
+    return text.startswith("/") and "//" not in text and "/." not in text and (text == "/" or not text.endswith("/"))
 
 
 def replace_text(path: Path, text: str) -> None:
