@@ -10,9 +10,18 @@ from typing import Any, NoReturn
 
 import click
 
+from spark_dsl import check_command
+from spark_dsl.check_command import (
+    EXIT_ERRORS,
+    CurrentFile,
+    checked_run,
+    emit_diagnostics,
+    exit_code,
+    internal_failure,
+    usage,
+)
 from spark_dsl.cli_options import ConventionsCommand
 
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 # `spark plan` formats, here so --help needs no import of the renderers.
 PLAN_FORMATS = ("text", "json", "shell", "mermaid", "sarif", "github")
 PLAN_FORMAT_HELP = (
@@ -21,38 +30,6 @@ PLAN_FORMAT_HELP = (
     "mermaid: a flowchart of the nodes, GPUs, roles, ports and router, for pull requests and docs; "
     "sarif, github: the diagnostics only, as `spark check` writes them."
 )
-
-
-class _Current:
-    """The file being processed, so an internal failure can name it."""
-
-    path: str = "(no file)"
-
-
-class _Runs:
-    """Whether this process has frozen a run's objects (see `_run_frozen`)."""
-
-    frozen = False
-
-
-def _internal_failure(err: BaseException) -> NoReturn:
-    click.echo(
-        f"spark: internal error while processing {_Current.path}: "
-        f"{type(err).__name__}: {err} (this is a bug in spark-dsl; please report it)",
-        err=True,
-    )
-    sys.exit(EXIT_INTERNAL)
-
-
-def _usage(message: str) -> NoReturn:
-    click.echo(f"spark: error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
-
-
-def _use_colour(no_color: bool) -> bool:
-    from spark_dsl.cli_options import colour_wanted
-
-    return colour_wanted(no_color)
 
 
 def _root_option(fn: Any) -> Any:
@@ -132,142 +109,6 @@ def main() -> None:
 main.command_class = ConventionsCommand
 
 
-def checked_run(
-    paths: tuple[str, ...],
-    root: Path | None,
-    overlays: dict[Path, str] | None = None,
-    forced_targets: tuple[str, ...] = (),
-) -> Any:
-    """Runs the pipeline over the paths (`-` is standard input); usage errors exit 2, internal
-    failures exit 3. `-d`, `--show-settings` and the project settings apply here; `forced_targets`
-    are `spark build -t`'s, which the rules check as if declared."""
-    from spark_dsl import cli_options
-    from spark_dsl.files import printable
-    from spark_dsl.pipeline import UsageError, collect_paths
-    from spark_dsl.project import Projects
-
-    if root is not None:
-        _check_root(root)
-    projects = Projects(forced=root)
-    conventions = cli_options.current()
-    skipped: list[str] = []
-    try:
-        stdin = cli_options.stdin_path(paths)
-        files = collect_paths([p for p in paths if p != cli_options.STDIN], projects, skipped)
-        if stdin is not None:
-            if root is not None and not stdin.resolve().is_relative_to(root.resolve()):
-                raise UsageError(f"--stdin-filename {printable(str(stdin))} is outside the project root (see --root)")
-            files = [f for f in files if f.resolve() != stdin.resolve()]
-            files.insert(0 if paths[0] == cli_options.STDIN else len(files), stdin)
-            overlays = {stdin: cli_options.stdin_text(), **(overlays or {})}
-    except (UsageError, cli_options.StdinError) as err:
-        _usage(str(err))
-    for line in skipped:
-        click.echo(f"spark: {line}", err=True)
-    if conventions.show_settings:
-        ctx = click.get_current_context()
-        sys.exit(cli_options.show_settings(projects, files, ctx.params.get("fmt", "text"), ctx.params.get("deny", ())))
-
-    result = _run_frozen(files, projects, overlays, forced_targets)
-    if conventions.deployments:
-        problem = cli_options.only_deployments(result, conventions.deployments, paths)
-        if problem is not None:
-            _usage(problem)
-    return result
-
-
-def _check_root(root: Path) -> None:
-    """`--root` must be a folder that can be looked at: a usage error (exit 2) otherwise."""
-    import stat
-
-    from spark_dsl.files import Unreadable, inspect, printable
-
-    status = inspect(root)
-    if isinstance(status, Unreadable):
-        _usage(f"cannot use --root {printable(str(root))}: {status.reason}")
-    if not stat.S_ISDIR(status.st_mode):
-        _usage(f"--root {printable(str(root))} is not a directory")
-
-
-def _run_frozen(files: list[Path], projects: Any, overlays: dict[Path, str] | None, forced: tuple[str, ...]) -> Any:
-    """The pipeline's run, its objects frozen for the rest of the command; a bug exits 3.
-
-    The run's objects (a few hundred per spec) live until the command exits. The pipeline keeps
-    the cyclic collector off while it runs (`pipeline.run`); switched back on with all of them in its youngest
-    generation, its next passes (and the one at exit) walked them all for nothing: 60 ms of a
-    check of 1,000 specs. Frozen, they are left out of every pass, and each is still freed when
-    its last reference goes. Only a process's first run freezes: frozen objects in a reference
-    cycle are never collected, so a process that runs again (`check --fix` rounds, a test's
-    CliRunner, 10,000 of them in the fuzz test) leaves its later runs to the collector and keeps
-    one run's cycles at most (a collection before each run cost each a full pass instead)."""
-    import gc
-
-    from spark_dsl.files import printable
-    from spark_dsl.pipeline import run
-
-    def note(path: Path) -> None:
-        _Current.path = printable(str(path))
-
-    # A flag, not gc.get_freeze_count(): the `spark` command froze its imports' objects already.
-    first = not _Runs.frozen
-    try:
-        return run(files, projects, overlays, on_file=note, forced_targets=forced)
-    except Exception as err:
-        _internal_failure(err)
-    finally:
-        if first:
-            _Runs.frozen = True
-            gc.freeze()
-
-
-def emit_diagnostics(
-    result: Any, fmt: str, no_color: bool, stream: Any = None, output_errors: int = 0, dry: bool = False
-) -> None:
-    """`output_errors`: problems that stopped a build writing (or would, `dry`), counted in the text summary."""
-    from spark_dsl import cli_options
-
-    files = [s.name for s in result.files]
-    if stream is not None:  # text for people on another stream (stderr beside a script on stdout)
-        from spark_dsl.render.text import render as render_text
-
-        stream.write(
-            render_text(result.diagnostics, result.sources, len(files), _use_colour(no_color) and stream.isatty())
-        )
-    elif fmt == "json":
-        from spark_dsl.render.json_format import render
-
-        sys.stdout.write(render(files, result.diagnostics, result.sources))
-    elif fmt == "sarif":
-        from spark_dsl.render.sarif import render as render_sarif
-
-        sys.stdout.write(render_sarif(result.diagnostics, result.sources))
-    elif fmt == "github":
-        from spark_dsl.render.github import render as render_github
-
-        sys.stdout.write(render_github(result.diagnostics, result.sources))
-    elif cli_options.current().quiet:
-        sys.stdout.write(cli_options.quiet_text(result.diagnostics, result.sources, _use_colour(no_color)))
-    else:
-        from spark_dsl.render.text import render as render_text
-
-        sys.stdout.write(
-            render_text(result.diagnostics, result.sources, len(files), _use_colour(no_color), output_errors, dry)
-        )
-
-
-def exit_code(result: Any, deny: tuple[str, ...]) -> int:
-    """1 for errors, and for warnings under `--deny warnings` or a project's `warnings-as-errors`."""
-    from spark_dsl.cli_options import current
-    from spark_dsl.diagnostics import Severity
-
-    if result.has_errors:
-        return EXIT_ERRORS
-    denied = "warnings" in deny or "warnings" in current().deny
-    if denied and any(d.severity is Severity.WARNING for d in result.diagnostics):
-        return EXIT_ERRORS
-    return EXIT_ERRORS if result.has_denied_warnings else EXIT_OK
-
-
 @main.command()
 @click.argument("paths", nargs=-1, callback=_default_paths)
 @_common
@@ -302,37 +143,8 @@ def check(
     show_diff: bool,
 ) -> None:
     """Parse, resolve and check files (a directory means every *.spark below it)."""
-    from spark_dsl import cli_options, fixes
-
-    if not (fix or show_diff):
-        result = checked_run(paths, root)
-        try:
-            emit_diagnostics(result, fmt, no_color)
-            hint = fixes.availability(result, unsafe_fixes)
-            if hint and fmt == "text" and not cli_options.current().quiet:
-                click.echo(f"spark: {hint}", err=True)
-        except Exception as err:
-            _internal_failure(err)
-        sys.exit(exit_code(result, deny))
-    from contextlib import nullcontext, redirect_stdout
-
-    outcome = fixes.fix_run(lambda overlays: checked_run(paths, root, overlays), unsafe_fixes)
-    stdin, quiet = cli_options.stdin_path(paths), cli_options.current().quiet
-    try:
-        if show_diff:
-            fixes.write_diff(outcome, sys.stdout)
-            if not quiet:
-                fixes.report(outcome, True, sys.stderr)
-            sys.exit(EXIT_ERRORS if outcome.changed else EXIT_OK)
-        # `spark check --fix -` is a filter: the fixed text on stdout, the report on stderr.
-        unwritten = fixes.write_fixed(outcome, sys.stderr, stdin, sys.stdout)
-        if not quiet:
-            fixes.report(outcome, False, sys.stderr)
-        with redirect_stdout(sys.stderr) if stdin is not None else nullcontext():
-            emit_diagnostics(outcome.result, fmt, no_color)
-    except Exception as err:
-        _internal_failure(err)
-    sys.exit(EXIT_ERRORS if unwritten else exit_code(outcome.result, deny))
+    """Parse, resolve and check files (a directory means every *.spark below it)."""
+    check_command.check(paths, root, fmt, deny, no_color, fix, unsafe_fixes, show_diff)
 
 
 @main.command()
@@ -364,7 +176,7 @@ def explain(topic: tuple[str, ...], fmt: str, list_codes: bool, specs: tuple[str
         # `spark explain target slurm` names one block in two words.
         sys.stdout.write(explain_text(" ".join(topic) or None, fmt == "markdown", list_codes, specs))
     except ExplainUsageError as err:
-        _usage(str(err))
+        usage(str(err))
 
 
 @main.command(name="fmt")
@@ -374,7 +186,7 @@ def explain(topic: tuple[str, ...], fmt: str, list_codes: bool, specs: tuple[str
 @click.option("--diff", "show_diff", is_flag=True, help="Write nothing; print the changes.")
 def fmt_command(paths: tuple[str, ...], check: bool, show_diff: bool) -> None:
     """Canonical formatting, comments kept, idempotent (`-` formats stdin to stdout)."""
-    from spark_dsl.cli_options import current
+    from spark_dsl.conventions import current
     from spark_dsl.format.command import FormatUsageError, format_paths
 
     try:
@@ -389,12 +201,12 @@ def fmt_command(paths: tuple[str, ...], check: bool, show_diff: bool) -> None:
             quiet=conventions.quiet,
         )
     except FormatUsageError as err:
-        _usage(str(err))
+        usage(str(err))
     except BrokenPipeError:  # `spark fmt --diff | head`: the reader has seen enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(EXIT_ERRORS)
     except Exception as err:  # a formatter bug becomes exit 3, never a traceback
-        _internal_failure(err)
+        internal_failure(err)
     sys.exit(code)
 
 
@@ -416,7 +228,7 @@ def lsp(stdio: bool) -> None:
             declared = []
         plain = [r.replace(" ", "") for r in declared if ";" not in r]  # not the extras' entries
         wanted = [next((r for r in plain if r.startswith(name)), name) for name in missing]
-        _usage(
+        usage(
             f"`spark lsp` needs {' and '.join(missing)}, which spark-dsl depends on but this "
             f"environment lacks: pip install {' '.join(repr(w) for w in wanted)}"
         )
@@ -446,7 +258,7 @@ def model_import(path: str, output: Path | None, name: str | None) -> None:
     folder or the local Hugging Face cache; never downloads. Bad input exits 2."""
     from spark_dsl import model_import as importer
 
-    _Current.path = path
+    CurrentFile.path = path
     try:
         text = importer.import_model(path, name)
         if output is None:
@@ -454,9 +266,9 @@ def model_import(path: str, output: Path | None, name: str | None) -> None:
         else:
             importer.write_block(output, text)
     except importer.ImportProblem as problem:
-        _usage(str(problem))
+        usage(str(problem))
     except Exception as err:  # a bug becomes exit 3 with the path's name, never a traceback
-        _internal_failure(err)
+        internal_failure(err)
 
 
 @main.command()
@@ -504,7 +316,7 @@ def plan(
         if names:
             unknown = sorted(set(names) - {p.name for p in plans} - {d.name for d in result.deployments})
             if unknown:
-                _usage(f"no deployment named {', '.join(unknown)} in {', '.join(paths)}")
+                usage(f"no deployment named {', '.join(unknown)} in {', '.join(paths)}")
             plans = [p for p in plans if p.name in names]
         planned = result.planned(plans)
         try:
@@ -512,7 +324,7 @@ def plan(
             if fmt in ("shell", "mermaid"):
                 sys.stdout.write(plan_formats.shell(planned, node) if fmt == "shell" else plan_formats.draw(planned))
         except plan_formats.PlanUsageError as err:
-            _usage(str(err))
+            usage(str(err))
         except plan_formats.NothingToRun as err:
             emit_diagnostics(result, "text", no_color, sys.stderr)
             click.echo(f"spark: error: {err}", err=True)
@@ -536,7 +348,7 @@ def plan(
                 emit_diagnostics(result, "text", no_color)
         rejected = _verify_with_local_vllm(planned, vllm_python) if verify_vllm else 0
     except Exception as err:
-        _internal_failure(err)
+        internal_failure(err)
     sys.exit(EXIT_ERRORS if rejected else exit_code(result, ()))
 
 
@@ -553,7 +365,7 @@ def _vllm_interpreter(explicit: Path | None) -> Path:
         first = Path(exe).read_bytes().split(b"\n", 1)[0].decode("utf-8", "replace")
         if first.startswith("#!") and "python" in first:
             return Path(first[2:].strip().split()[0])
-    _usage("--verify-vllm needs vLLM: pass --vllm-python, set SPARK_VLLM_PYTHON, or put `vllm` on PATH")
+    usage("--verify-vllm needs vLLM: pass --vllm-python, set SPARK_VLLM_PYTHON, or put `vllm` on PATH")
 
 
 def _verify_with_local_vllm(plans: list[Any], vllm_python: Path | None) -> int:
@@ -565,7 +377,7 @@ def _verify_with_local_vllm(plans: list[Any], vllm_python: Path | None) -> int:
     try:
         verdicts = verify_with_vllm([launch.argv for _, launch in launches], python=python, expect_version=None)
     except VllmVerifyError as err:
-        _usage(str(err))
+        usage(str(err))
     rejected = 0
     for (plan_, launch), verdict in zip(launches, verdicts, strict=True):
         if not verdict.ok:
@@ -599,12 +411,12 @@ def _build_scope(result: Any, paths: tuple[str, ...], root: Path) -> Any:
 def _build_places(result: Any, paths: tuple[str, ...], out_dir: Path | None, root: Path | None) -> tuple[Path, Path]:
     """The output folder (`-o`, else the project's `output`) and the root the outputs' source
     paths are relative to (`--root`, else the project root of the first path)."""
-    from spark_dsl.cli_options import STDIN, configured_output, stdin_path
+    from spark_dsl.conventions import STDIN, configured_output, stdin_path
 
     if out_dir is None:
         configured = configured_output(result, paths)
         if isinstance(configured, str):
-            _usage(configured)
+            usage(configured)
         out_dir = configured
     if root is None:
         first = stdin_path(paths) if paths[0] == STDIN else Path(paths[0])
@@ -682,12 +494,12 @@ def build(
 
     unknown = [t for t in targets if t not in kinds()]
     if unknown:
-        _usage(f"unknown target {unknown[0]!r}; targets are {', '.join(kinds())}")
+        usage(f"unknown target {unknown[0]!r}; targets are {', '.join(kinds())}")
     forced = tuple(dict.fromkeys(targets))
     result = checked_run(paths, root, forced_targets=forced)
     out_dir, root = _build_places(result, paths, out_dir, root)
     try:
-        from spark_dsl.cli_options import current
+        from spark_dsl.conventions import current
         from spark_dsl.targets.build import build as render_outputs
 
         # Deployments with errors, and those `-d` left out, keep whatever folders they had.
@@ -709,7 +521,7 @@ def build(
             _build_dry(result, render, out_dir, paths, take_over, show_diff, fmt, no_color, deny)
         _build_write(result, render, out_dir, take_over, fmt, no_color)
     except Exception as err:  # a bug becomes exit 3 with the file's name, never a traceback
-        _internal_failure(err)
+        internal_failure(err)
     sys.exit(exit_code(result, deny))
 
 
@@ -748,7 +560,7 @@ def _build_dry(
 def _build_write(result: Any, render: Any, out_dir: Path, take_over: bool, fmt: str, no_color: bool) -> None:
     """Stage each deployment as it is rendered (only its names and hashes stay in memory), then
     swap the folders in; an output folder that stops the build is exit 1 with its problems."""
-    from spark_dsl.cli_options import current
+    from spark_dsl.conventions import current
     from spark_dsl.targets import writer
 
     rendered = False

@@ -146,18 +146,18 @@ def test_colour_only_when_asked_for_a_terminal(project: Callable[..., Path]) -> 
 
 
 def test_no_color_is_honoured_even_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spark_dsl import cli
+    from spark_dsl import check_command
 
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
     for name in ("NO_COLOR", "FORCE_COLOR", "TERM"):
         monkeypatch.delenv(name, raising=False)
-    assert cli._use_colour(no_color=False) is True
-    assert cli._use_colour(no_color=True) is False
+    assert check_command.use_colour(no_color=False) is True
+    assert check_command.use_colour(no_color=True) is False
     monkeypatch.setenv("NO_COLOR", "1")
-    assert cli._use_colour(no_color=False) is False
+    assert check_command.use_colour(no_color=False) is False
     # no-color.org: an empty NO_COLOR is as good as none.
     monkeypatch.setenv("NO_COLOR", "")
-    assert cli._use_colour(no_color=False) is True
+    assert check_command.use_colour(no_color=False) is True
 
 
 def test_python_dash_m_and_console_script_agree(spark: Callable[..., Any]) -> None:
@@ -219,7 +219,7 @@ def test_the_cold_check_path_stays_light() -> None:
 
 
 def test_a_process_that_checks_again_does_not_keep_every_runs_frozen_objects() -> None:
-    """A run's objects are frozen for the rest of the command (cli._run_frozen). Frozen objects in
+    """A run's objects are frozen for the rest of the command (check_command.run_frozen). Frozen objects in
     a reference cycle are never collected, so a process that runs again (`check --fix` rounds, a
     CliRunner) gives the last run's back to the collector first: what stays frozen is one run's,
     not one per run (checking specs/ froze about 4,000 more objects with every invocation)."""

@@ -71,7 +71,7 @@ def test_a_build_holds_one_rendered_deployment_at_a_time(tmp_path: Path, monkeyp
     plans_alive: list[list[str]] = []
 
     def watched(*args: Any) -> Any:
-        # The command freezes what the check made (cli.checked_run): frozen objects are still
+        # The command freezes what the check made (check_command.checked_run): frozen objects are still
         # freed when their last reference goes, but gc.get_objects() no longer lists them.
         gc.unfreeze()
         gc.collect()
