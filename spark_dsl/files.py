@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -297,6 +296,8 @@ def printable(name: str) -> str:
     """
     if name.isprintable() and "\\" not in name:
         return name  # the common case: nothing to escape
+    import unicodedata  # only for a name that needs escapes (a shared library of its own)
+
     out = []
     for ch in name:
         point = ord(ch)

@@ -9,8 +9,6 @@ value read differently than it is. Such characters are shown as the language wri
 
 from __future__ import annotations
 
-import unicodedata
-
 # Controls (C0, DEL, C1), format characters (bidi overrides, zero-width), line and paragraph
 # separators, and lone surrogates (from file names that are not UTF-8).
 _HIDDEN = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
@@ -19,6 +17,10 @@ _NAMED = {"\n": "\\n", "\t": "\\t"}
 
 def hidden(ch: str) -> bool:
     """Whether printing `ch` raw would act rather than show."""
+    # Imported here: only a text that is not all printable asks, and a clean `spark check`
+    # loads no Unicode table (a shared library of its own).
+    import unicodedata
+
     return unicodedata.category(ch) in _HIDDEN
 
 
