@@ -128,6 +128,11 @@ def test_offsets_are_shared_between_files_and_a_long_file_still_parses_as_lark_d
     first, second = by_driver(text), by_driver(text.replace("deployment a", "deployment b"))
     assert first is not None and second is not None
     assert first[0][0].span.start == 300 and first[0][0].span.start is second[0][0].span.start
+    # The table grows to the longest file parsed: a longer file's offsets are shared as well.
+    longer = pad * 20 + text
+    third, fourth = by_driver(longer), by_driver(longer.replace("deployment a", "deployment c"))
+    assert third is not None and fourth is not None
+    assert third[0][0].span.start == len(pad) * 21 and third[0][0].span.start is fourth[0][0].span.start
     long = pad * 60 + text  # over the shared table's 16,384 offsets
     assert len(long) > 1 << 14
     assert by_driver(long) == by_lark(long)
