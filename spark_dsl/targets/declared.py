@@ -19,13 +19,14 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import Struct
 
-from spark_dsl.schema import BlockSpec, KeySpec
+from spark_dsl.schema import BlockSpec, KeySpec, Kind
 from spark_dsl.targets.registry import TARGET_MODULES, Target
+from spark_dsl.values import Volume
 
 if TYPE_CHECKING:
     from spark_dsl.targets.common import Job
@@ -60,16 +61,50 @@ class Declared(Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=Tr
     client: bool = False
     pod_secrets: tuple[str, ...] = ()
 
-    def target(self) -> Target:
-        fields = msgspec.structs.asdict(self)
-        return Target(render=ModuleRenderer(fields.pop("module")), **fields)
-
 
 def load() -> tuple[Target, ...]:
     """The built-in targets, in TARGET_MODULES' order, from the shipped file (read again on each
-    call: the target table keeps what it reads)."""
-    shipped = msgspec.json.decode(DECLARED_FILE.read_bytes(), type=tuple[Declared, ...])
-    return tuple(d.target() for d in shipped)
+    call: the target table keeps what it reads).
+
+    The file is decoded to plain values and the records made here. msgspec's typed decoding
+    builds its picture of every record type on first use, reading their annotations through
+    `typing`: 1.5 ms of a cold check, 20 times the decoding itself. Every field goes to its
+    record's constructor by name, so an unknown one still fails; and
+    tests/targets/test_declared_table.py compares each target with its module's declaration,
+    field by field, typed defaults included."""
+    shipped = msgspec.json.decode(DECLARED_FILE.read_bytes())
+    return tuple(_target(raw) for raw in shipped)
+
+
+def _target(raw: dict[str, Any]) -> Target:
+    fields = dict(raw)
+    module = fields.pop("module")
+    keys = tuple(_key(k) for k in fields.pop("keys", ()))
+    blocks = tuple(_block(b) for b in fields.pop("blocks", ()))
+    pod_secrets = tuple(fields.pop("pod_secrets", ()))
+    return Target(render=ModuleRenderer(module), keys=keys, blocks=blocks, pod_secrets=pod_secrets, **fields)
+
+
+def _key(raw: dict[str, Any]) -> KeySpec:
+    fields = dict(raw)
+    fallback = fields.pop("fallback", None)
+    if isinstance(fallback, list):
+        fallback = tuple(fallback)
+    elif isinstance(fallback, dict):
+        fallback = Volume(**fallback)
+    kind = Kind(fields.pop("kind"))
+    return KeySpec(kind=kind, symbols=tuple(fields.pop("symbols", ())), fallback=fallback, **fields)
+
+
+def _block(raw: dict[str, Any]) -> BlockSpec:
+    fields = dict(raw)
+    keys = {name: _key(k) for name, k in fields.pop("keys", {}).items()}
+    blocks = {name: _block(b) for name, b in fields.pop("blocks", {}).items()}
+    labels = fields.pop("labels", None)
+    if labels is not None:
+        labels = {name: _block(b) for name, b in labels.items()}
+    map_of = fields.pop("map_of", None)
+    return BlockSpec(keys=keys, blocks=blocks, labels=labels, map_of=None if map_of is None else Kind(map_of), **fields)
 
 
 def generate() -> tuple[Declared, ...]:
