@@ -305,3 +305,61 @@ def test_show_settings_reports_a_broken_configuration(tmp_path: Path) -> None:
     assert r.returncode == 1
     assert "  ignore             = []  # default" in r.stdout
     assert "error[SPK601]: unknown configuration key `ignroe`; did you mean `ignore`?" in r.stdout
+
+
+# Texts a spark.toml may hold: blank ones and comments (read without tomllib), and what must still
+# go to tomllib: settings, a bare carriage return, a comment holding a control or a tab.
+TOML_TEXTS = [
+    "",
+    "\n\n",
+    "   \n\t\n",
+    "\r\n\r\n",
+    "# the project's root\n",
+    "  # indented comment\r\n\n# another: ünïcode ok\n",
+    "#",
+    "# no newline at the end",
+    "\r",
+    "  \r",
+    "\r\r\n",
+    "# ok\r\n# cr\r",
+    "# a\rb\n",
+    "# a\x00b\n",
+    "# a\x7fb\n",
+    "# a\tb\n",
+    "#\u200b zero-width\n",
+    "x = 1\n",
+    "# comment\nwarnings-as-errors = true\n",
+    "[tool]\n",
+    "= 1\n",
+]
+
+
+@pytest.mark.parametrize("text", TOML_TEXTS)
+def test_a_blank_configuration_reads_as_tomllib_reads_it(text: str) -> None:
+    import tomllib
+
+    from spark_dsl.config import _toml
+
+    try:
+        expected: object = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        expected = str(err)
+    found = _toml(text)
+    assert (str(found) if isinstance(found, ValueError) else found) == expected
+
+
+def test_an_empty_spark_toml_is_read_without_tomllib(tmp_path: Path) -> None:
+    """An empty `spark.toml` marks the root: it costs no tomllib import (3% of a cold check)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\nsys.argv = ['spark', 'check', 'a.spark']\n"
+        "import atexit\natexit.register(lambda: print('tomllib' in sys.modules))\n"
+        "from spark_dsl.__main__ import main\nmain()\n"
+    )
+    write(tmp_path, {"a.spark": CLEAN.format(name="a"), "spark.toml": "# root\n"})
+    for toml, imported in (("# root\n", "False"), ("warnings-as-errors = true\n", "True")):
+        (tmp_path / "spark.toml").write_text(toml, encoding="utf-8")
+        r = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.splitlines()[-1] == imported, r.stdout + r.stderr
