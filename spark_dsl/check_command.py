@@ -190,6 +190,16 @@ def exit_code(result: Any, deny: tuple[str, ...]) -> int:
     return EXIT_ERRORS if result.has_denied_warnings else EXIT_OK
 
 
+def _fix_hint(result: Any, unsafe_fixes: bool) -> str | None:
+    """How many problems `--fix` would fix; a clean run has none to count, and a clean check then
+    never imports spark_dsl.fixes."""
+    if not result.diagnostics:
+        return None
+    from spark_dsl import fixes
+
+    return fixes.availability(result, unsafe_fixes)
+
+
 def check(
     paths: tuple[str, ...],
     root: Path | None = None,
@@ -203,19 +213,19 @@ def check(
     """`spark check`: parse, resolve and check files (a directory means every *.spark below it),
     then exit. The defaults are what click parses from a plain `spark check PATH...`
     (tests/test_plain_check.py holds them to it)."""
-    from spark_dsl import fixes
-
     if not (fix or show_diff):
         result = checked_run(paths, root)
         try:
             emit_diagnostics(result, fmt, no_color)
-            hint = fixes.availability(result, unsafe_fixes)
+            hint = _fix_hint(result, unsafe_fixes)
             if hint and fmt == "text" and not invocation.current().quiet:
                 echo_error(f"spark: {hint}")
         except Exception as err:
             internal_failure(err)
         sys.exit(exit_code(result, deny))
     from contextlib import nullcontext, redirect_stdout
+
+    from spark_dsl import fixes
 
     outcome = fixes.fix_run(lambda overlays: checked_run(paths, root, overlays), unsafe_fixes)
     stdin, quiet = invocation.stdin_path(paths), invocation.current().quiet
