@@ -21,7 +21,8 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 def echo_error(message: str) -> None:
     """A line on stderr, flushed, as `click.echo(message, err=True)` writes it: spark's messages
-    hold no ANSI codes (paths are `printable`), which is all click would strip."""
+    hold no ANSI codes (paths are `printable`, an exception's text `visible`), which is all click
+    would strip."""
     sys.stderr.write(f"{message}\n")
     sys.stderr.flush()
 
@@ -39,9 +40,11 @@ class _Runs:
 
 
 def internal_failure(err: BaseException) -> NoReturn:
+    from spark_dsl.text_escape import visible  # an exception's text may quote a spec's value
+
     echo_error(
         f"spark: internal error while processing {CurrentFile.path}: "
-        f"{type(err).__name__}: {err} (this is a bug in spark-dsl; please report it)"
+        f"{visible(f'{type(err).__name__}: {err}')} (this is a bug in spark-dsl; please report it)"
     )
     sys.exit(EXIT_INTERNAL)
 

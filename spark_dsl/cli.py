@@ -1,4 +1,8 @@
-"""The `spark` command line: parses options, runs the pipeline, renders, and picks the exit code."""
+"""The `spark` command line: click's command table, which parses options and runs each command.
+
+`spark check`, and the run, formats and exit code every command that checks specs shares, are
+in spark_dsl.check_command, without click, so that a plain `spark check PATH...` needs no click
+(spark_dsl.__main__)."""
 
 from __future__ import annotations
 

@@ -234,8 +234,9 @@ def test_a_process_that_checks_again_does_not_keep_every_runs_frozen_objects() -
     assert frozen[-1] - frozen[1] < 1000, frozen
 
 
-def _entry_probe(*args: str) -> tuple[bool, int]:
-    """Runs the `spark` entry point in a fresh process: (collector on at exit, objects frozen)."""
+def _entry_probe(*args: str, before: str = "") -> tuple[bool, int, str]:
+    """Runs the `spark` entry point in a fresh process, `before` run first: (collector on at exit,
+    objects frozen at exit, what the process printed before)."""
     import subprocess
     import sys
 
@@ -243,20 +244,39 @@ def _entry_probe(*args: str) -> tuple[bool, int]:
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print('probe', gc.isenabled(), gc.get_freeze_count()))\n"
         f"sys.argv = ['spark', *{list(args)!r}]\n"
+        f"{before}"
         "from spark_dsl.__main__ import main\n"
         "main()\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
-    enabled, frozen = out.stdout.split("probe ")[-1].split()
-    return enabled == "True", int(frozen)
+    printed, _, probe = out.stdout.rpartition("probe ")
+    enabled, frozen = probe.split()
+    return enabled == "True", int(frozen), printed
+
+
+# Prints how many objects are frozen when a plain check starts: its imports' (spark_dsl.__main__
+# freezes them before calling check_plain, which it imports by name after this patch).
+_AT_PLAIN_CHECK = (
+    "import spark_dsl.check_command as command\n"
+    "plain = command.check_plain\n"
+    "def counted(paths):\n"
+    "    print('imports', gc.get_freeze_count())\n"
+    "    plain(paths)\n"
+    "command.check_plain = counted\n"
+)
 
 
 def test_the_command_freezes_its_imports_then_its_first_run_and_collects_after() -> None:
     """`spark` imports with the cyclic collector resting and freezes what the imports made (the
     passes over them were about 8 ms of a cold check); the first run's objects are still frozen
-    after it, and every command ends with the collector on (`spark lsp` runs for hours)."""
-    on_after_version, imported = _entry_probe("--version")
-    on_after_check, checked = _entry_probe("check", "examples")
-    assert on_after_version and on_after_check
+    after it, and every command ends with the collector on (`spark lsp` runs for hours). So both
+    ways in: click's (`--version`, `check -q`) and a plain check's, which imports less."""
+    on_after_version, imported, _ = _entry_probe("--version")
+    on_after_check, checked, _ = _entry_probe("check", "-q", "examples")
+    on_after_plain, plain_checked, printed = _entry_probe("check", "examples", before=_AT_PLAIN_CHECK)
+    assert on_after_version and on_after_check and on_after_plain
     assert imported > 10_000, f"the imports' objects are not frozen ({imported})"
     assert checked > imported + 1_000, f"the run's objects were not frozen too ({checked} vs {imported})"
+    plain_imported = int(printed.split("imports ")[1].split()[0])
+    assert plain_imported > 5_000, f"a plain check's imports are not frozen ({plain_imported})"
+    assert plain_checked > plain_imported + 1_000, f"a plain check's run was not frozen ({plain_checked})"

@@ -184,3 +184,12 @@ def test_a_plain_check_imports_no_click(tmp_path: Path) -> None:
         assert heavy not in loaded, f"a plain `spark check` imports {heavy}"
     _, stdout, _ = _run(root, ["check", "-q", "clean.spark"], True, probe)
     assert "click" in stdout.splitlines()[-1].split(), "an option goes to click"
+
+
+def test_an_internal_failure_prints_its_text_escaped(tmp_path: Path) -> None:
+    """An exception's text may quote a spec's value: an escape sequence in it is shown, not run."""
+    root = _project(tmp_path)
+    patch = INTERNAL_FAILURE.replace("'boom'", "'boom \\x1b[2J'")
+    for plain in (True, False):
+        returncode, _, stderr = _run(root, ["check", "clean.spark"], plain, patch)
+        assert returncode == 3 and "boom \\u{1b}[2J" in stderr and "\x1b" not in stderr, stderr
