@@ -54,10 +54,6 @@ def usage(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
-def use_colour(no_color: bool) -> bool:
-    return invocation.colour_wanted(no_color)
-
-
 def checked_run(
     paths: tuple[str, ...],
     root: Path | None,
@@ -157,7 +153,9 @@ def emit_diagnostics(
         from spark_dsl.render.text import render as render_text
 
         stream.write(
-            render_text(result.diagnostics, result.sources, len(files), use_colour(no_color) and stream.isatty())
+            render_text(
+                result.diagnostics, result.sources, len(files), invocation.colour_wanted(no_color) and stream.isatty()
+            )
         )
     elif fmt == "json":
         from spark_dsl.render.json_format import render
@@ -172,12 +170,14 @@ def emit_diagnostics(
 
         sys.stdout.write(render_github(result.diagnostics, result.sources))
     elif invocation.current().quiet:
-        sys.stdout.write(invocation.quiet_text(result.diagnostics, result.sources, use_colour(no_color)))
+        sys.stdout.write(invocation.quiet_text(result.diagnostics, result.sources, invocation.colour_wanted(no_color)))
     else:
         from spark_dsl.render.text import render as render_text
 
         sys.stdout.write(
-            render_text(result.diagnostics, result.sources, len(files), use_colour(no_color), output_errors, dry)
+            render_text(
+                result.diagnostics, result.sources, len(files), invocation.colour_wanted(no_color), output_errors, dry
+            )
         )
 
 

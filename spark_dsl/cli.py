@@ -147,7 +147,6 @@ def check(
     show_diff: bool,
 ) -> None:
     """Parse, resolve and check files (a directory means every *.spark below it)."""
-    """Parse, resolve and check files (a directory means every *.spark below it)."""
     check_command.check(paths, root, fmt, deny, no_color, fix, unsafe_fixes, show_diff)
 
 

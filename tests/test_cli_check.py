@@ -146,18 +146,18 @@ def test_colour_only_when_asked_for_a_terminal(project: Callable[..., Path]) -> 
 
 
 def test_no_color_is_honoured_even_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spark_dsl import check_command
+    from spark_dsl.conventions import colour_wanted
 
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
     for name in ("NO_COLOR", "FORCE_COLOR", "TERM"):
         monkeypatch.delenv(name, raising=False)
-    assert check_command.use_colour(no_color=False) is True
-    assert check_command.use_colour(no_color=True) is False
+    assert colour_wanted(no_color=False) is True
+    assert colour_wanted(no_color=True) is False
     monkeypatch.setenv("NO_COLOR", "1")
-    assert check_command.use_colour(no_color=False) is False
+    assert colour_wanted(no_color=False) is False
     # no-color.org: an empty NO_COLOR is as good as none.
     monkeypatch.setenv("NO_COLOR", "")
-    assert check_command.use_colour(no_color=False) is True
+    assert colour_wanted(no_color=False) is True
 
 
 def test_python_dash_m_and_console_script_agree(spark: Callable[..., Any]) -> None:

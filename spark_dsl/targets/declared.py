@@ -76,8 +76,9 @@ def load() -> tuple[Target, ...]:
     return tuple(_target(raw) for raw in shipped)
 
 
-def _target(raw: dict[str, Any]) -> Target:
-    fields = dict(raw)
+# Each takes the freshly decoded dict of its record and pops what needs converting; the rest
+# goes to the constructor as it is.
+def _target(fields: dict[str, Any]) -> Target:
     module = fields.pop("module")
     keys = tuple(_key(k) for k in fields.pop("keys", ()))
     blocks = tuple(_block(b) for b in fields.pop("blocks", ()))
@@ -85,8 +86,7 @@ def _target(raw: dict[str, Any]) -> Target:
     return Target(render=ModuleRenderer(module), keys=keys, blocks=blocks, pod_secrets=pod_secrets, **fields)
 
 
-def _key(raw: dict[str, Any]) -> KeySpec:
-    fields = dict(raw)
+def _key(fields: dict[str, Any]) -> KeySpec:
     fallback = fields.pop("fallback", None)
     if isinstance(fallback, list):
         fallback = tuple(fallback)
@@ -96,8 +96,7 @@ def _key(raw: dict[str, Any]) -> KeySpec:
     return KeySpec(kind=kind, symbols=tuple(fields.pop("symbols", ())), fallback=fallback, **fields)
 
 
-def _block(raw: dict[str, Any]) -> BlockSpec:
-    fields = dict(raw)
+def _block(fields: dict[str, Any]) -> BlockSpec:
     keys = {name: _key(k) for name, k in fields.pop("keys", {}).items()}
     blocks = {name: _block(b) for name, b in fields.pop("blocks", {}).items()}
     labels = fields.pop("labels", None)
