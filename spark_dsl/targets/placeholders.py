@@ -42,4 +42,6 @@ def used(texts: Iterator[str] | list[str] | tuple[str, ...]) -> list[str]:
 
 def fill(text: str, value: Callable[[str], str], literal: Callable[[str], str] = str) -> str:
     """`text` with each placeholder as `value(name)` and each literal part as `literal(part)`."""
+    if not isinstance(text, Template):  # most of a launch's words: no generator for them
+        return literal(text)
     return "".join(literal(part) + (value(name) if name else "") for part, name in split(text))
