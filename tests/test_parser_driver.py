@@ -1,9 +1,11 @@
-"""The fast LALR driver (spark_dsl.syntax.lalr) gives exactly what Lark's own parser gives, or gives up.
+"""The fast parsers give exactly what Lark's own parser gives, or give up: the recursive descent
+(spark_dsl.syntax.descent), which parses every file but a very long one, and the LALR driver
+(spark_dsl.syntax.lalr), which parses those.
 
-The table it reads (spark_dsl/syntax/parse_table.json) is what Lark builds from the grammar now.
-Lark stays the reference: for every spec in the repository and for many cut and spliced variants
-of them, the driver's statements and comments equal Lark's, and wherever Lark raises (a syntax
-error, a bad escape, nesting too deep) the driver gives up, so the diagnostic is still made from
+The table the driver reads (spark_dsl/syntax/parse_table.json) is what Lark builds from the grammar
+now. Lark stays the reference: for every spec in the repository and for many cut and spliced
+variants of them, each fast parser's statements and comments equal Lark's, and wherever Lark raises
+(a syntax error, a bad escape, nesting too deep) each gives up, so the diagnostic is still made from
 Lark's error.
 """
 
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from spark_dsl.syntax import ast, table
+from spark_dsl.syntax import ast, descent, table
 from spark_dsl.syntax import parser as spark_parser
 from spark_dsl.syntax.lalr import GiveUp
 
@@ -36,13 +38,18 @@ def by_lark(text: str) -> tuple[Any, tuple[ast.Comment, ...]] | None:
         return statements, tuple(spark_parser._comments.current)
 
 
-def by_driver(text: str) -> tuple[Any, tuple[ast.Comment, ...]] | None:
+def by_driver(text: str, parser: str = "lalr") -> tuple[Any, tuple[ast.Comment, ...]] | None:
+    """What a fast parser (`lalr`, the table's driver, or `descent`) gives; None where it gives up."""
     comments: list[ast.Comment] = []
+    fast = spark_parser._fast().parse if parser == "lalr" else descent.parse
     try:
-        statements = spark_parser._fast().parse(text, comments)
+        statements = fast(text, comments)
     except GiveUp:
         return None
     return statements, tuple(comments)
+
+
+PARSERS = ("lalr", "descent")
 
 
 def test_there_are_specs_to_compare() -> None:
@@ -52,7 +59,9 @@ def test_there_are_specs_to_compare() -> None:
 @pytest.mark.parametrize("path", SPECS, ids=[str(p.relative_to(REPO)) for p in SPECS])
 def test_every_spec_of_the_repository(path: Path) -> None:
     text = path.read_text(encoding="utf-8", errors="replace")
-    assert by_driver(text) == by_lark(text)
+    lark = by_lark(text)
+    assert by_driver(text) == lark
+    assert by_driver(text, "descent") == lark
 
 
 TRICKY = [
@@ -69,12 +78,51 @@ TRICKY = [
     'import "x.spark"\nprofile p { "quoted key" = true }',
     'deployment a { block label { } block "label" { } }',
     "deployment a {",  # ends too early
+    # Each rule of the grammar and each way out of it, for the recursive descent.
+    "model m { x = 1 }\ndeployment model extends model, b { model = model }",
+    "profile p extends model {}\nmodel model { model = m }",
+    "model m extends x {}",  # a model extends nothing
+    "model { }",
+    "import x",
+    'import "a" import "b"',
+    "deployment a { f = g() h = k(,) }",
+    "deployment a { f = g(x = 1, model = 2) }",  # a named argument is a NAME
+    "deployment a { f = model(1) }",  # a call's name is a NAME
+    "deployment a { f = g(x = y = 1) }",
+    'deployment a { l = [] m = [,] n = [[1], [f(2)], "s"] }',
+    "deployment a { l = [1 2] }",
+    "deployment a { c = a + b + f(1) + [2] + 3GiB }",
+    "deployment a { c = a + }",
+    "deployment a { q = 1.5GiB n = 1_000.5 d = 1h30m e = 1. }",
+    "deployment a { q = 1.5.3x }",
+    'deployment a { s = "tab\\t \\u{1F600} \\"q\\"" }',
+    'deployment a { s = "\\u{D800}" }',
+    'deployment a { s = "unterminated }',
+    'deployment a { s = "line\nbreak" }',
+    'deployment a { "k" = 1 "k" { } }',
+    'deployment a { b "label" { c = 1 } b model { } model { } }',
+    "deployment a { b c d { } }",
+    "deployment a { x = b c }",
+    "deployment a { true = 1 }",
+    "deployment a { x = true y = false z = import }",
+    "deployment import { }",
+    "deployment a { = 1 }",
+    "deployment a { x = 1 } }",
+    "\ufeffdeployment a {\f\r\n\tx = 1 # trailing\n} # last",
+    "# a\n# b\ndeployment a { # c\n  x = [ # d\n 1 ] # e\n}\n   \n",
+    "deployment a { x = 1 }\n\x00",
+    "model m z y = 1 }",  # a body opens with `{`
+    "deployment a {" + "a=1\n" * 33_332 + "}",  # 99,999 tokens
+    "deployment a {" + "a=1\n" * 33_334 + "}",  # 100,005: more than a file may hold
+    "deployment a {" + "b {" * 31 + "}" * 31 + "}",  # as deep as nesting may go
+    "deployment a {" + "b {" * 32 + "}" * 32 + "}",  # one deeper
 ]
 
 
+@pytest.mark.parametrize("parser", PARSERS)
 @pytest.mark.parametrize("text", TRICKY)
-def test_tricky_texts(text: str) -> None:
-    assert by_driver(text) == by_lark(text)
+def test_tricky_texts(text: str, parser: str) -> None:
+    assert by_driver(text, parser) == by_lark(text)
 
 
 def test_cut_and_spliced_specs() -> None:
@@ -89,6 +137,7 @@ def test_cut_and_spliced_specs() -> None:
         text = rng.choice([a[:i] + a[j:], a[:i] + b[k:], a[:i] + rng.choice('{}[]()=,+"#\n ') + a[i:]])
         lark = by_lark(text)
         assert by_driver(text) == lark, text
+        assert by_driver(text, "descent") == lark, text
         agreed += 1
         broken += lark is None
     assert agreed == 3000 and 300 < broken < 2900
@@ -97,6 +146,10 @@ def test_cut_and_spliced_specs() -> None:
 def test_parse_falls_back_to_lark_for_its_diagnostic() -> None:
     result = spark_parser.parse("deployment a {\n  x = \n}\n", "a.spark")
     assert result.module is None and result.diagnostic is not None and result.diagnostic.code.startswith("SPK0")
+
+
+def test_the_descent_retypes_the_keywords_the_table_retypes() -> None:
+    assert table.load()["scan"]["keywords"]["NAME"] == descent.KEYWORDS
 
 
 def test_the_shipped_table_is_what_lark_builds_from_the_grammar() -> None:
@@ -137,3 +190,15 @@ def test_offsets_are_shared_between_files_and_a_long_file_still_parses_as_lark_d
     assert len(long) > 1 << 14
     assert by_driver(long) == by_lark(long)
     assert by_driver(long)[0][0].span.start == len(pad) * 61  # type: ignore[index]
+
+
+def test_a_file_too_long_for_the_descent_is_parsed_by_the_driver() -> None:
+    """The descent lists a file's tokens before counting them, so it leaves a file that may hold
+    more than a file may (over 200,000 characters) to the driver, which counts as it reads."""
+    text = "# " + "x" * 250_000 + "\ndeployment a {\n  model = muse-spark-open\n}\n"
+    with pytest.raises(descent.TooLong):
+        descent.parse(text, [])
+    lark = by_lark(text)
+    assert lark is not None and by_driver(text) == lark
+    module = spark_parser.parse(text, "long.spark").module
+    assert module is not None and (list(module.statements), module.comments) == (lark[0], lark[1])

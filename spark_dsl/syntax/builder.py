@@ -69,10 +69,16 @@ _QUANTITY_PART = lazy_regex(r"([0-9][0-9_]*(?:\.[0-9][0-9_]*)?)([A-Za-z]+)")
 
 
 def unescape(tok: Token) -> str:
-    raw = str(tok)[1:-1]
+    return unescape_text(str(tok), tok.start_pos or 0)
+
+
+def unescape_text(quoted: str, start: int) -> str:
+    """A STRING token's value: `quoted` (its text, quotes included) read with its escapes, `start`
+    its offset in the file (where a bad escape is reported)."""
+    raw = quoted[1:-1]
     if "\\" not in raw:
         return raw
-    base = (tok.start_pos or 0) + 1
+    base = start + 1
 
     def repl(m: re.Match[str]) -> str:
         esc = m.group(1)
@@ -128,6 +134,22 @@ def _check_digits(text: str, span: Span) -> None:
 def number_value(text: str) -> int | float:
     clean = text.replace("_", "")
     return float(clean) if "." in clean else int(clean)
+
+
+def quantity_node(text: str, span: Span) -> ast.Quantity:
+    """A QUANTITY token's node; raises SyntaxProblem for a malformed number in it."""
+    if len(text) > MAX_NUMBER_LENGTH:  # the whole literal first: `1h1h1h...` of megabytes is one token
+        _check_digits(text, span)
+    parts = tuple((m.group(1), m.group(2)) for m in _QUANTITY_PART.finditer(text))
+    for num, _unit in parts:
+        _check_digits(num, span)
+    return ast.Quantity(text, parts, span)
+
+
+def number_node(text: str, span: Span) -> ast.Number:
+    """A NUMBER token's node; raises SyntaxProblem for a malformed one."""
+    _check_digits(text, span)
+    return ast.Number(text, number_value(text), span)
 
 
 class AstBuilder:
@@ -196,19 +218,10 @@ class AstBuilder:
         return ast.Combination(terms, _node_span(terms[0], terms[-1]))
 
     def quantity(self, c: list[Token]) -> ast.Quantity:
-        tok = c[0]
-        span = _span(tok)
-        if len(str(tok)) > MAX_NUMBER_LENGTH:  # the whole literal first: `1h1h1h...` of megabytes is one token
-            _check_digits(str(tok), span)
-        parts = tuple((m.group(1), m.group(2)) for m in _QUANTITY_PART.finditer(str(tok)))
-        for num, _unit in parts:
-            _check_digits(num, span)
-        return ast.Quantity(str(tok), parts, span)
+        return quantity_node(str(c[0]), _span(c[0]))
 
     def number(self, c: list[Token]) -> ast.Number:
-        tok = c[0]
-        _check_digits(str(tok), _span(tok))
-        return ast.Number(str(tok), number_value(str(tok)), _span(tok))
+        return number_node(str(c[0]), _span(c[0]))
 
     def string(self, c: list[Token]) -> ast.String:
         return ast.String(unescape(c[0]), _span(c[0]))

@@ -22,33 +22,11 @@ from typing import Any
 
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
-from spark_dsl.syntax.scan import MAX_NESTING, MAX_TOKENS, NESTING
+from spark_dsl.syntax.scan import MAX_NESTING, MAX_TOKENS, NESTING, GiveUp, shared_offsets
 
 # A reduction: how many values it pops, what makes its value of them (None: the one value
 # stays) and the nonterminal it leaves.
 _Reduce = tuple[int, Callable[[list[Any]], Any] | None, str]
-
-
-# Offsets as shared int objects: a run keeps every token's offsets in its spans, and an offset
-# past 256 is an object of its own (28 bytes) in each file, about 30 of them per spec (a tenth of
-# a 10,000-spec check's memory beside the tree). A file shorter than _SHARED_OFFSETS takes its
-# offsets from one table; a longer one keeps its own. The table grows to the longest file parsed,
-# not to its full size at once: 16,384 ints were 1 ms of a cold check of one short spec.
-_SHARED_OFFSETS = 1 << 14
-_OFFSETS: list[int] = []
-
-
-def _shared_offsets(end: int) -> list[int] | None:
-    """The shared table, long enough for offsets 0 to `end`; None for a file too long to share."""
-    if end >= _SHARED_OFFSETS:
-        return None
-    if len(_OFFSETS) <= end:  # under the parser's lock (spark_dsl.syntax.parser), as every parse
-        _OFFSETS.extend(range(len(_OFFSETS), end + 1))
-    return _OFFSETS
-
-
-class GiveUp(Exception):
-    """The text is not plain sailing: parse it with Lark for its exact error."""
 
 
 class Tok(str):
@@ -168,7 +146,7 @@ class FastParser:
         depth = 0
         budget = MAX_TOKENS  # tokens and comments the file may still hold (SparkLexer counts the same)
         pos, end = 0, len(text)
-        offsets = _shared_offsets(end)
+        offsets = shared_offsets(end)
         while pos < end:
             m = match(text, pos)
             if m is None:

@@ -108,9 +108,9 @@ def keep_parses(files: int) -> None:
 def parse(text: str, file: str) -> ParseResult:
     """Parse one file's text; a syntax error yields a diagnostic instead of a module.
 
-    The fast driver (spark_dsl.syntax.lalr, reading the shipped table) parses what it can
-    without importing Lark; a text it gives up on is parsed again by Lark, whose errors the
-    diagnostics describe.
+    The recursive descent (spark_dsl.syntax.descent) parses what it can without importing Lark,
+    and the LALR driver (spark_dsl.syntax.lalr, reading the shipped table) a file too long for it;
+    a text either gives up on is parsed again by Lark, whose errors the diagnostics describe.
     """
     kept = _kept
     if kept is None:
@@ -126,12 +126,17 @@ def parse(text: str, file: str) -> ParseResult:
 
 
 def _parse(text: str, file: str) -> ParseResult:
-    from spark_dsl.syntax.lalr import GiveUp
+    from spark_dsl.syntax import descent
+    from spark_dsl.syntax.scan import GiveUp
 
     with _lock:
         found: list[ast.Comment] = []
         try:
-            statements = _fast().parse(text, found)
+            try:
+                statements = descent.parse(text, found)
+            except descent.TooLong:
+                found.clear()
+                statements = _fast().parse(text, found)
         except GiveUp:
             pass
         else:

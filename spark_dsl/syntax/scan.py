@@ -1,5 +1,6 @@
-"""The limits both scanners enforce, without Lark: SparkLexer (Lark's parser) and the fast driver
-(spark_dsl.syntax.lalr) count nesting and tokens alike."""
+"""What the scanners share, without Lark: the limits SparkLexer (Lark's parser) and the fast
+parsers (spark_dsl.syntax.descent and spark_dsl.syntax.lalr) enforce alike, the offsets their
+spans share, and how a fast parser gives up."""
 
 from __future__ import annotations
 
@@ -15,3 +16,25 @@ NESTING = {"LBRACE": 1, "LSQB": 1, "LPAR": 1, "RBRACE": -1, "RSQB": -1, "RPAR": 
 # the file size limit, ten times that). Counted as the file is read, before the parser builds
 # anything past the limit.
 MAX_TOKENS = 100_000
+
+
+# Offsets as shared int objects: a run keeps every token's offsets in its spans, and an offset
+# past 256 is an object of its own (28 bytes) in each file, about 30 of them per spec (a tenth of
+# a 10,000-spec check's memory beside the tree). A file shorter than _SHARED_OFFSETS takes its
+# offsets from one table; a longer one keeps its own. The table grows to the longest file parsed,
+# not to its full size at once: 16,384 ints were 1 ms of a cold check of one short spec.
+_SHARED_OFFSETS = 1 << 14
+_OFFSETS: list[int] = []
+
+
+def shared_offsets(end: int) -> list[int] | None:
+    """The shared table, long enough for offsets 0 to `end`; None for a file too long to share."""
+    if end >= _SHARED_OFFSETS:
+        return None
+    if len(_OFFSETS) <= end:  # under the parser's lock (spark_dsl.syntax.parser), as every parse
+        _OFFSETS.extend(range(len(_OFFSETS), end + 1))
+    return _OFFSETS
+
+
+class GiveUp(Exception):
+    """The text is not plain sailing: parse it with Lark for its exact error."""
