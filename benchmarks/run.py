@@ -74,11 +74,11 @@ def detail(text: str) -> None:
 def build_once(project: Path) -> Child:
     """One build into an output folder that never existed.
 
-    Not into one just emptied: on ext4 without a journal (this 2-core machine's disk), for a few
-    seconds after a deletion each new file's inode search skips the freed inodes one by one
-    (`recently_deleted` in the kernel's `find_inode_bit`), which tripled the build's system time
-    when the previous run's 5,000 outputs had been removed right before. So no output is removed
-    until the run ends (with its temporary folder)."""
+    Not into one just emptied: on ext4 without a journal (this 2-core machine's disk), for 60 to
+    360 seconds after a deletion each new file's inode search skips the freed inodes one by one
+    (`recently_deleted` in the kernel's fs/ext4/ialloc.c), which multiplied the build's system
+    time by up to 19 when thousands of outputs had been removed right before. So no output is
+    removed until the run ends (with its temporary folder); see benchmarks/README.md."""
     number = len(list(project.glob("out-*")))
     result = child([*SPARK, "build", "specs", "-o", f"out-{number}"], project)
     assert result.status == 0, f"build failed in {project} (exit {result.status})"
