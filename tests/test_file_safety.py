@@ -292,3 +292,28 @@ def test_a_file_that_says_it_is_empty_is_read_to_its_end(tmp_path: Path, monkeyp
     monkeypatch.setattr(os, "read", short_read)
     monkeypatch.setattr(os, "fstat", no_size)
     assert files.read_spec(tmp_path / "s.spark") == b"x" * 10_000
+
+
+def test_a_file_longer_than_its_size_said_is_read_to_its_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first read asks for the size the open file gave and a byte more; a file that grew after
+    # that (an editor still writing it) fills it, and is read on to its end.
+    from spark_dsl import files
+
+    data = bytes(i % 251 for i in range(3 * 1024 * 1024 + 5))
+    (tmp_path / "s.spark").write_bytes(data)
+    real_fstat = os.fstat
+    asked: list[int] = []
+    real_read = os.read
+
+    def small_size(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, 100, 0, 0, 0))
+
+    def counted(fd: int, n: int) -> bytes:
+        asked.append(n)
+        return real_read(fd, n)
+
+    monkeypatch.setattr(os, "fstat", small_size)
+    monkeypatch.setattr(os, "read", counted)
+    assert files.read_spec(tmp_path / "s.spark") == data
+    assert asked[0] == 101 and set(asked[1:]) == {1024 * 1024}
