@@ -40,7 +40,9 @@ USED_BY: dict[str, Use] = {
     "nodes": Use(ALL_TARGETS, "the launches per node; more than one needs shell, slurm or kubernetes"),
     "checkpoint": Use((*ALL_TARGETS, *CLIENTS), f"the vLLM launch; {_NAMED}"),
     "parallel": LAUNCH,
-    "speculative": LAUNCH,
+    "speculative": Use(
+        (*ALL_TARGETS, *CLIENTS), "the vLLM launch; the draft's weights count in the ready budget every waiter shares"
+    ),
     "attention": LAUNCH,
     "frontend": LAUNCH,
     "max_model_len": LAUNCH,
@@ -64,6 +66,10 @@ USED_BY: dict[str, Use] = {
     "serve.served_model_name": Use((*ALL_TARGETS, *CLIENTS), "the vLLM launch; smoke, bench: the model name they send"),
     "serve.api_key": Use(
         (*ALL_TARGETS, *CLIENTS), "the launch's environment (from the secret), never its text; the jobs' key"
+    ),
+    "serve.ready_timeout": Use(
+        (*ALL_TARGETS, *CLIENTS),
+        "every waiter: VLLM_ENGINE_READY_TIMEOUT_S, the router's wait, probes, the job's and clients' /health wait",
     ),
     "serve.extra_args": LAUNCH,
     "serve.env": Use(ALL_TARGETS, "the launch's environment"),

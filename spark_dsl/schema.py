@@ -245,6 +245,14 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
                     KeySpec("host", Kind.STRING, "address to bind"),
                     KeySpec("served_model_name", Kind.STRING, "model name clients use"),
                     KeySpec("api_key", Kind.SECRET, "API key: `secret(...)` or `env(...)`"),
+                    KeySpec(
+                        # Zero would give up before the engine starts.
+                        "ready_timeout",
+                        Kind.DURATION,
+                        "how long the servers may take to load and answer /health: every waiter's budget",
+                        default="estimated from the checkpoint's size (docs/targets.md, The ready budget)",
+                        minimum=1,
+                    ),
                     KeySpec("extra_args", Kind.STRING_LIST, "vLLM flags the language does not model"),
                 ),
                 blocks={"env": BlockSpec("env", "extra environment variables", map_of=Kind.STRING)},

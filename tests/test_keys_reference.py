@@ -53,6 +53,8 @@ BASES = {
         "model = muse-spark-open",
         "accelerator = b200",
         "disaggregation { prefill { nodes = 1 } decode { nodes = 1 } }",
+        # The vLLM image has no router (SPK547).
+        'runtime { router_image = "registry.example.com/vllm-router:0.1.17" }',
         "target shell {}",
         "target slurm {}",
         "target kubernetes {}",
@@ -94,6 +96,7 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "serve.host": ("single", ['serve { host = "127.0.0.1" }']),
     "serve.served_model_name": ("single", ['serve { served_model_name = "muse" }']),
     "serve.api_key": ("single", ['serve { api_key = secret("vllm-api-key") }']),
+    "serve.ready_timeout": ("single", ["serve { ready_timeout = 3h }"]),
     "serve.extra_args": ("single", ['serve { extra_args = ["--seed", "1"] }']),
     "serve.env": ("single", ['serve { env { VLLM_LOGGING_LEVEL = "DEBUG" } }']),
     "runtime.image": ("single", ['runtime { image = "registry.example/vllm:1" }']),

@@ -140,7 +140,8 @@ def test_plan_json_has_the_cli_shape(spark: Callable[..., Any]) -> None:
     (launch,) = dep["launches"]
     assert launch["role"] == "server" and launch["node_rank"] == 0
     assert launch["argv"][:3] == ["vllm", "serve", "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"]
-    assert launch["env"] == {"VLLM_USE_RUST_FRONTEND": "1"}
+    # The ready budget: 600 s + (533 GB NVFP4 + 10.6 GB draft) at 0.5 GB/s to load and 0.25 GB/s to download.
+    assert launch["env"] == {"VLLM_ENGINE_READY_TIMEOUT_S": "3862", "VLLM_USE_RUST_FRONTEND": "1"}
     assert launch["secret_env"] == {"VLLM_API_KEY": {"secret": "vllm-api-key"}}
     assert "vllm-api-key" not in " ".join(launch["argv"])
     assert doc["summary"]["errors"] == 0

@@ -220,6 +220,7 @@ class Recipe(Struct, frozen=True):
     # The model the recipe is written for: its recipe-specific rules apply to this model only.
     model: str
     vllm_version: str
+    vllm_router_version: str  # PyPI's `vllm-router`, for the P/D router's install hint
     images: dict[str, Image]
     validated_checkpoints: dict[str, tuple[str, ...]]
     paths: dict[str, PathDefaults]
@@ -351,6 +352,7 @@ def _recipe(data: dict[str, Any]) -> Recipe:
     return Recipe(
         model=data["model"],
         vllm_version=data["vllm_version"],
+        vllm_router_version=data["vllm_router_version"],
         images={k: Image(**v) for k, v in data["images"].items()},
         validated_checkpoints={k: tuple(v) for k, v in data["validated_checkpoints"].items()},
         paths={k: PathDefaults(**{**v, "modalities": tuple(v["modalities"])}) for k, v in data["paths"].items()},

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from spark_dsl import catalog
 from spark_dsl.plan import template
-from spark_dsl.plan.managed import FABRIC_ENV
+from spark_dsl.plan.managed import ENGINE_READY_ENV, FABRIC_ENV
 from spark_dsl.plan.model import Launch, Plan, Pool
 from spark_dsl.plan.template import Template, placeholder
 from spark_dsl.values import SecretRef, Speculative
@@ -21,6 +21,9 @@ NODE_ADDRESS = placeholder(template.NODE_ADDRESS)
 NODE_RANK = placeholder(template.NODE_RANK)
 DP_START_RANK = placeholder(template.DP_START_RANK)
 KV_ROLES = {"prefill": "kv_producer", "decode": "kv_consumer"}
+# The router sends `Authorization: Bearer $OPENAI_API_KEY` to the workers it routes to
+# (vllm-project/router, `vllm_pd_router.rs`): the deployment's API key, under that name.
+ROUTER_KEY_ENV = "OPENAI_API_KEY"
 
 
 def _json(value: Mapping[str, object]) -> str:
@@ -45,10 +48,14 @@ class LaunchBuilder:
     """Builds the launches of a plan without errors (rules have passed)."""
 
     def __init__(self, plan: Plan) -> None:
+        # Here, not at the top: `weights` reads `model_id` from this module.
+        from spark_dsl.plan.weights import ready_budget
+
         self.plan = plan
         self.ports = catalog.load().recipe.ports
         self.serve = plan.serve
         self.runtime = plan.runtime
+        self.ready_seconds = str(ready_budget(plan).seconds)
 
     def build(self) -> list[Launch]:
         launches: list[Launch] = []
@@ -218,6 +225,10 @@ class LaunchBuilder:
         if pool.role in KV_ROLES:
             env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = NODE_ADDRESS
             env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = str(self.ports.nixl(pool.role))
+        # vLLM gives its engines VLLM_ENGINE_READY_TIMEOUT_S (600 s by default, `vllm/envs.py`) to
+        # load before the API server gives up; the ready budget covers the checkpoint's load. A
+        # value of the user's own stays (SPK544 reports one shorter than the budget).
+        env.setdefault(ENGINE_READY_ENV, self.ready_seconds)
         return tuple(sorted(env.items()))
 
     def _secrets(self, headless: bool) -> tuple[tuple[str, SecretRef], ...]:
@@ -244,8 +255,13 @@ class LaunchBuilder:
             "0.0.0.0",
             "--port",
             str(api_port(self.plan)),
+            # It waits this long for its workers' /health, then exits (600 s by default).
+            "--worker-startup-timeout-secs",
+            self.ready_seconds,
         )
-        return Launch(role="router", node_rank=0, template=argv, env=(), port=api_port(self.plan))
+        key = self.serve.value("api_key")
+        secrets = ((ROUTER_KEY_ENV, key),) if key is not None else ()
+        return Launch(role="router", node_rank=0, template=argv, env=(), secrets=secrets, port=api_port(self.plan))
 
 
 def build_launches(plan: Plan) -> list[Launch]:

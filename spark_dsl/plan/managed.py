@@ -38,6 +38,10 @@ RENDEZVOUS_FLAGS = ("--distributed-executor-backend", "--nnodes", "--node-rank",
 # With it, the address each node's vLLM advertises to the others (its message queue): the node's own,
 # as spark finds it, not the default route's (vLLM's get_ip(), `vllm/utils/network_utils.py`).
 RENDEZVOUS_ENV = ("VLLM_HOST_IP",)
+# vLLM's clock for its engines to load before the API server gives up (`vllm/envs.py`, 600 s by
+# default), which the compiler sets from the ready budget. Not managed: `serve.env` may raise it, and
+# SPK544 reports a value below the budget.
+ENGINE_READY_ENV = "VLLM_ENGINE_READY_TIMEOUT_S"
 # Variables the compiler manages; `serve.env` may not set them.
 MANAGED_ENV = (
     "VLLM_USE_RUST_FRONTEND",

@@ -57,3 +57,33 @@ def staging(plan: Plan) -> Staging:
         size += draft.weights_gb
         repositories.append(draft.repository)
     return Staging(tuple(repositories), round(size, 3), download, timeout)
+
+
+class ReadyBudget(Struct, frozen=True):
+    """How long a deployment may take from its launches' start to answering /health.
+
+    One number, and every waiter is set from it (docs/targets.md, "The ready budget"): vLLM's own
+    engine-ready clock (`VLLM_ENGINE_READY_TIMEOUT_S`), the P/D router's wait for its workers
+    (`--worker-startup-timeout-secs`), Kubernetes' startup probes, the Slurm job's /health wait,
+    the smoke script's /health wait and the benchmark's `--ready-check-timeout-sec`.
+    """
+
+    seconds: int  # what every waiter waits: the user's `serve.ready_timeout`, else `estimate`
+    estimate: int  # start-up plus loading (and downloading, unless staged) the checkpoint
+    chosen: bool  # whether `seconds` is the user's own `serve.ready_timeout`
+
+
+# The targets with no download step (docs/targets.md, "Weights"): where one is built, vLLM downloads
+# the weights itself even with `weights.download`, so the one budget of the plan counts the download.
+UNSTAGED_TARGETS = ("compose", "vllm-config")
+
+
+def ready_budget(plan: Plan) -> ReadyBudget:
+    staged = staging(plan)
+    # Staged weights are downloaded before any launch starts, so no clock of vLLM's counts them.
+    before = staged.download and not any(plan.builds(kind) for kind in UNSTAGED_TARGETS)
+    estimate = staged.startup_seconds(staged=before)
+    chosen = plan.serve.value("ready_timeout")
+    if chosen is None:
+        return ReadyBudget(estimate, estimate, False)
+    return ReadyBudget(int(chosen), estimate, True)

@@ -141,3 +141,10 @@ def to_diagnostic(plan: Plan, rule_: Rule, finding: Finding) -> Diagnostic:
         fixes=fixes,
         deployment=plan.name,
     )
+
+
+def shown(text: str) -> str:
+    """A value quoted for a message: escapes keep a newline or quote from breaking the line."""
+    import json  # here, not at the top: only a finding quotes, and a clean check imports no json
+
+    return json.dumps(text, ensure_ascii=False)

@@ -14,6 +14,7 @@ from spark_dsl.plan.model import Plan
 from spark_dsl.rules import (
     advice,
     amd,
+    budget,
     capacity,
     hardware,
     jobs,
@@ -21,6 +22,7 @@ from spark_dsl.rules import (
     models,
     parallelism,
     production,
+    router,
     safety,
     speculative,
     structure,
@@ -34,6 +36,7 @@ from spark_dsl.rules.registry import Rule, is_recipe_rule, registered, to_diagno
 RULE_MODULES = (
     advice,
     amd,
+    budget,
     capacity,
     hardware,
     jobs,
@@ -41,6 +44,7 @@ RULE_MODULES = (
     models,
     parallelism,
     production,
+    router,
     safety,
     speculative,
     structure,

@@ -11,6 +11,7 @@ from spark_dsl.edits import entry_at, remove_entry
 from spark_dsl.patterns import lazy_regex
 from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.registry import shown as _shown
 from spark_dsl.syntax import ast
 from spark_dsl.targets import registry as target_table
 from spark_dsl.targets import sbatch_options
@@ -45,13 +46,6 @@ def _setting(plan: Plan, kind: str, key: str) -> Setting | None:
 
 def _map(plan: Plan, kind: str, block: str) -> Mapping[str, Setting]:
     return plan.target(kind).block(block).entries()
-
-
-def _shown(text: str) -> str:
-    """A value quoted for a message: escapes keep a newline or quote from breaking the line."""
-    import json  # here, not at the top: only a finding quotes, and a clean check imports no json
-
-    return json.dumps(text, ensure_ascii=False)
 
 
 def _fits(pattern: re.Pattern[str], text: str, limit: int) -> bool:
@@ -504,7 +498,7 @@ def _string_list(items: list[str]) -> str | None:
     basis="The job waits up to `ready_timeout` for /health; if Slurm ends the job first, the wait "
     "never reports a result and the allocation is spent loading weights.",
     failing="target slurm {\n  time          = 1h\n  ready_timeout = 2h\n}",
-    fixed="target slurm {\n  time          = 4h\n  ready_timeout = 45m\n}",
+    fixed="target slurm {\n  time          = 4h\n  ready_timeout = 2h\n}",
     target="slurm",
 )
 def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:

@@ -17,6 +17,7 @@ the table and why each is passed). What the spec decides:
 
 from __future__ import annotations
 
+from spark_dsl.plan import weights
 from spark_dsl.plan.launches import model_id
 from spark_dsl.plan.model import Plan
 from spark_dsl.targets import endpoint
@@ -61,6 +62,9 @@ def bench_argv(plan: Plan, base_url: str, tokenizer: str, results: str) -> list[
         *("--max-concurrency", str(concurrency), "--num-prompts", str(concurrency * ROUNDS)),
         "--save-result",
         *("--result-dir", results),
+        # It sends a first request until one succeeds, for up to this long; vLLM's default, 0, sends
+        # none and fails at once on a server still loading (vllm/benchmarks/serve.py).
+        *("--ready-check-timeout-sec", str(weights.ready_budget(plan).seconds)),
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch
 from spark_dsl.schema import KeySpec, Kind
 from spark_dsl.targets import placeholders, yaml_text
@@ -129,7 +130,8 @@ def _healthcheck(job: Job, port: int) -> dict[str, Any]:
         "interval": "30s",
         "timeout": "10s",
         "retries": 3,
-        "start_period": go_duration(int(job.setting("start_period"))),
+        # Failed checks count only after this: the ready budget, as every other waiter's.
+        "start_period": go_duration(int(job.setting("start_period") or weights.ready_budget(job.plan).seconds)),
     }
 
 
@@ -154,8 +156,12 @@ TARGET = Target(
             fallback="unless-stopped",
         ),
         KeySpec("model_cache", Kind.STRING, "host path for the model cache", default="a named volume"),
-        # Long enough to load an 816B checkpoint from a warm cache.
-        KeySpec("start_period", Kind.DURATION, "health-check start period", fallback=30 * 60),
+        KeySpec(
+            "start_period",
+            Kind.DURATION,
+            "health-check start period",
+            default="the deployment's ready budget (`serve.ready_timeout`)",
+        ),
     ),
     single_host="Compose runs on one host",
 )

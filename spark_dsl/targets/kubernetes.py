@@ -35,7 +35,7 @@ LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 WORKER_INDEX = "$(LWS_WORKER_INDEX)"
 POD_IP = "SPARK_POD_IP"
 # The router loads no weights: ten minutes to start.
-STARTUP_PERIOD_SECONDS, ROUTER_STARTUP_FAILURES = pod_resources.PERIOD_SECONDS, 60
+STARTUP_PERIOD_SECONDS = pod_resources.PERIOD_SECONDS
 _QUANTITY_UNITS = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
 
 
@@ -263,7 +263,9 @@ class Manifest:
         else:
             container["resources"] = {"requests": dict(pod_resources.ROUTER_REQUESTS)}
         if launch.port is not None:
-            container.update(probes(pod_resources.startup_failures(self.job) if vllm else ROUTER_STARTUP_FAILURES))
+            # The router waits for its workers as long as they may load (the ready budget), so it
+            # gets the same start-up allowance.
+            container.update(probes(pod_resources.startup_failures(self.job)))
         return container
 
     def env(self, launch: Launch, fill: Any) -> list[dict[str, Any]]:

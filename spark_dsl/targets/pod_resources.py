@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from spark_dsl.plan.weights import Staging, staging
+from spark_dsl.plan.weights import Staging, ready_budget, staging
 from spark_dsl.targets.common import MODEL_CACHE, Job, binary_size
 from spark_dsl.values import Volume
 
@@ -128,6 +128,5 @@ def download_containers(job: Job, image: str, token: list[dict[str, Any]]) -> li
 
 
 def startup_failures(job: Job) -> int:
-    """Startup probe failures allowed: the budget for loading (and downloading) the checkpoint."""
-    staged = staging(job.plan)
-    return math.ceil(staged.startup_seconds(staged=staged.download) / PERIOD_SECONDS)
+    """Startup probe failures allowed: the deployment's ready budget, which every waiter shares."""
+    return math.ceil(ready_budget(job.plan).seconds / PERIOD_SECONDS)

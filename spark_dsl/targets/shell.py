@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from spark_dsl import catalog
 from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch
 from spark_dsl.targets import node_address, placeholders, ports, staging
@@ -26,6 +27,16 @@ def secret_checks(launches: Sequence[Launch], indent: str = "") -> list[str]:
         for _, ref in launch.secrets:
             seen.setdefault(ref.env_name, describe_secret(ref))
     return [f'{indent}: "${{{name}:?{expansion_text(f"set {name} ({what})")}}}"' for name, what in seen.items()]
+
+
+def program_check(launch: Launch, indent: str = "") -> list[str]:
+    """Stop at once, saying how to install it, when the router's program is not on PATH: vLLM's
+    packages and images do not ship `vllm-router`, and a router that fails to start would leave
+    the API port silently closed."""
+    program = launch.argv[0]
+    package = f"{program}=={catalog.load().recipe.vllm_router_version}"
+    message = f"spark: {program} is not on PATH; install it with: pip install {package}"
+    return [f"{indent}command -v {quote(program)} >/dev/null || {{ echo {quote(message)} >&2; exit 127; }}"]
 
 
 def exports(launch: Launch, indent: str = "") -> list[str]:
@@ -163,6 +174,7 @@ def _rank_branch(launches: Sequence[Launch], own_head: str | None, cache: list[s
             lines.append(f'{pad}: "${{{name}:?set {name} or pass it as an argument}}"')
     lines += secret_checks(launches, pad)
     for launch in side:
+        lines += program_check(launch, pad)
         lines.append(f"{pad}# The {launch.role} runs beside this node's server and stops with this script.")
         body = command_lines(launch.argv, pad + "  ")
         env = exports(launch)

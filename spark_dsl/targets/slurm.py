@@ -8,7 +8,7 @@ from spark_dsl.schema import KeySpec, Kind
 from spark_dsl.targets import node_address, placeholders, ports, sbatch_options, staging
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, api_launches, is_vllm
 from spark_dsl.targets.registry import Target
-from spark_dsl.targets.shell import secret_checks
+from spark_dsl.targets.shell import program_check, secret_checks
 from spark_dsl.targets.shell_words import command_lines, joined, quote, word
 
 FILE_NAME = "job.sbatch"
@@ -61,6 +61,7 @@ def render(job: Job) -> str:
         "set -euo pipefail",
         "",
         *secret_checks(job.launches),
+        *_program_checks(job),
         *_addresses(job),
         *_download(job),
         "",
@@ -71,6 +72,14 @@ def render(job: Job) -> str:
     lines += _wait_ready(job)
     lines += _wait_end()
     return "\n".join(lines) + "\n"
+
+
+def _program_checks(job: Job) -> list[str]:
+    """Without a container, the router runs from the nodes' PATH on node rank 0, where this script
+    runs: check it is there before any step starts. In an image, the image must have it (SPK547)."""
+    if job.setting("container") != "none":
+        return []
+    return [line for launch in job.launches if not is_vllm(launch) for line in program_check(launch)]
 
 
 def _scheduling(job: Job) -> list[str]:
@@ -198,12 +207,18 @@ def _step(job: Job, launch: Launch) -> list[str]:
     return [f"# node rank {launch.node_rank}: {launch.role}", *own, *lines, 'steps+=("$!")']
 
 
+def ready_timeout(job: Job) -> int:
+    """How long the job waits for /health: its own `ready_timeout`, else the ready budget."""
+    chosen = job.setting("ready_timeout")
+    return int(chosen) if chosen is not None else weights.ready_budget(job.plan).seconds
+
+
 def _wait_ready(job: Job) -> list[str]:
-    timeout = int(job.setting("ready_timeout"))
+    timeout = ready_timeout(job)
     urls = [f'"http://${{{_address_of(job, launch)}}}:{launch.port}/health"' for launch in api_launches(job.launches)]
     return [
         "",
-        f"# Loading the model takes long: wait up to {timeout}s (ready_timeout) for /health.",
+        f"# Loading the model takes long: wait up to {timeout}s (the ready budget) for /health.",
         f"deadline=$((SECONDS + {timeout}))",
         f"health_urls=({' '.join(urls)})",
         'for url in "${health_urls[@]}"; do',
@@ -272,7 +287,13 @@ TARGET = Target(
         ),
         KeySpec("output", Kind.STRING, "job output file", fallback="logs/%x-%j.out"),
         # Zero would give up before the first /health poll.
-        KeySpec("ready_timeout", Kind.DURATION, "how long to wait for /health", fallback=45 * 60, minimum=1),
+        KeySpec(
+            "ready_timeout",
+            Kind.DURATION,
+            "how long to wait for /health",
+            default="the deployment's ready budget (`serve.ready_timeout`)",
+            minimum=1,
+        ),
     ),
     executable=True,
 )

@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from spark_dsl.plan import weights
 from spark_dsl.targets import endpoint
 from spark_dsl.targets.common import Job
 from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell_words import quote
 
 FILE_NAME = "smoke.sh"
+HEALTH_POLL_SECONDS = 2
 MAX_TOKENS = 16
 # A 1x1 PNG: the smallest image every vision model's processor accepts as a data URL.
 PIXEL = (
@@ -56,6 +58,22 @@ _CALL = [
     "  tr -d ' \\t\\r\\n' <\"$answer\"",
     "}",
 ]
+
+
+def _wait_healthy(budget: int, script: str) -> list[str]:
+    """Wait for /health (no key needed) up to the ready budget: applied beside the servers, the
+    script starts while they still load, and a first request would fail."""
+    return [
+        f"# Wait up to the deployment's ready budget ({budget}s) for /health, polling every {HEALTH_POLL_SECONDS}s.",
+        f"deadline=$(($(date +%s) + {budget}))",
+        'until curl -fsS -o /dev/null --max-time 5 "${base_url}/health"; do',
+        '  if [ "$(date +%s)" -ge "$deadline" ]; then',
+        f'    fail "health: ${{base_url}}/health did not answer within {budget}s"',
+        "  fi",
+        f"  sleep {HEALTH_POLL_SECONDS}",
+        "done",
+        f'echo "{script}: health: ok"',
+    ]
 
 
 def _chat_body(model: str, content: Any) -> str:
@@ -98,6 +116,8 @@ def body_lines(job: Job, script: str) -> list[str]:
         *([f'printf \'Authorization: Bearer %s\\n\' "${{{key.env_name}}}" >"$headers"'] if key else []),
         "",
         *_helpers(script),
+        "",
+        *_wait_healthy(weights.ready_budget(plan).seconds, script),
         "",
         'call "list models" "${base_url}/v1/models"',
         f"compact | grep -qF {quote(listed)} \\",

@@ -31,6 +31,7 @@ case "$SPARK_NODE_RANK" in
     SPARK_HEAD_ADDRESS="${SPARK_HEAD_ADDRESS:-${SPARK_NODE_ADDRESS}}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
     : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+    export VLLM_ENGINE_READY_TIMEOUT_S=5466
     export VLLM_HOST_IP="${SPARK_NODE_ADDRESS}"
     exec vllm serve meta-llama/Llama-3.1-405B-Instruct \
       --port 8000 \
@@ -48,6 +49,7 @@ case "$SPARK_NODE_RANK" in
     SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
     : "${SPARK_HEAD_ADDRESS:?set SPARK_HEAD_ADDRESS or pass it as an argument}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    export VLLM_ENGINE_READY_TIMEOUT_S=5466
     export VLLM_HOST_IP="${SPARK_NODE_ADDRESS}"
     exec vllm serve meta-llama/Llama-3.1-405B-Instruct \
       --tensor-parallel-size 8 \

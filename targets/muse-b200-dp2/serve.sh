@@ -31,6 +31,7 @@ case "$SPARK_NODE_RANK" in
     SPARK_HEAD_ADDRESS="${SPARK_HEAD_ADDRESS:-${SPARK_NODE_ADDRESS}}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
     : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+    export VLLM_ENGINE_READY_TIMEOUT_S=3862
     export VLLM_USE_RUST_FRONTEND=1
     exec vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
       --port 8000 \
@@ -48,6 +49,7 @@ case "$SPARK_NODE_RANK" in
   1)
     : "${SPARK_HEAD_ADDRESS:?set SPARK_HEAD_ADDRESS or pass it as an argument}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    export VLLM_ENGINE_READY_TIMEOUT_S=3862
     exec vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
       --tensor-parallel-size 8 \
       --enable-expert-parallel \

@@ -32,4 +32,5 @@ exec vllm bench serve \
   --max-concurrency 64 \
   --num-prompts 640 \
   --save-result \
-  --result-dir "${results}"
+  --result-dir "${results}" \
+  --ready-check-timeout-sec 3862

@@ -38,6 +38,16 @@ compact() {
   tr -d ' \t\r\n' <"$answer"
 }
 
+# Wait up to the deployment's ready budget (3862s) for /health, polling every 2s.
+deadline=$(($(date +%s) + 3862))
+until curl -fsS -o /dev/null --max-time 5 "${base_url}/health"; do
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    fail "health: ${base_url}/health did not answer within 3862s"
+  fi
+  sleep 2
+done
+echo "smoke.sh: health: ok"
+
 call "list models" "${base_url}/v1/models"
 compact | grep -qF '"id":"muse-spark"' \
   || fail 'list models: muse-spark is not served at'" ${base_url}: $(head -c 500 "$answer")"

@@ -31,17 +31,23 @@ case "$SPARK_NODE_RANK" in
     SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
     SPARK_PREFILL_ADDRESS="${SPARK_PREFILL_ADDRESS:-${SPARK_NODE_ADDRESS}}"
     : "${SPARK_DECODE_ADDRESS:?set SPARK_DECODE_ADDRESS or pass it as an argument}"
-    : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
     : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+    : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    command -v vllm-router >/dev/null || { echo 'spark: vllm-router is not on PATH; install it with: pip install vllm-router==0.1.17' >&2; exit 127; }
     # The router runs beside this node's server and stops with this script.
-    vllm-router \
+    (
+      export OPENAI_API_KEY="${VLLM_API_KEY}"
+      exec vllm-router \
       --vllm-pd-disaggregation \
       --prefill "http://${SPARK_PREFILL_ADDRESS}:8100" \
       --decode "http://${SPARK_DECODE_ADDRESS}:8200" \
       --host 0.0.0.0 \
-      --port 8000 &
+      --port 8000 \
+      --worker-startup-timeout-secs 3862
+    ) &
     router_pid=$!
     trap 'kill "$router_pid" 2>/dev/null || true' EXIT
+    export VLLM_ENGINE_READY_TIMEOUT_S=3862
     export VLLM_NIXL_SIDE_CHANNEL_HOST="${SPARK_NODE_ADDRESS}"
     export VLLM_NIXL_SIDE_CHANNEL_PORT=5600
     export VLLM_USE_RUST_FRONTEND=1
@@ -58,6 +64,7 @@ case "$SPARK_NODE_RANK" in
     SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
     : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+    export VLLM_ENGINE_READY_TIMEOUT_S=3862
     export VLLM_NIXL_SIDE_CHANNEL_HOST="${SPARK_NODE_ADDRESS}"
     export VLLM_NIXL_SIDE_CHANNEL_PORT=5601
     export VLLM_USE_RUST_FRONTEND=1

@@ -5,6 +5,7 @@ set -euo pipefail
 
 : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
 : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+export VLLM_ENGINE_READY_TIMEOUT_S=10440
 export VLLM_ROCM_USE_AITER=1
 export VLLM_USE_V2_MODEL_RUNNER=1
 exec vllm serve meta-models/Muse-Spark-Open-816B-A42B \

@@ -1,0 +1,59 @@
+"""The P/D router's image (SPK547): a router that runs from an image needs one that has it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_dsl import catalog
+from spark_dsl.plan.model import Plan
+from spark_dsl.rules.registry import Finding, rule, shown
+
+_ROUTER = "vllm-router"
+
+
+def _package() -> str:
+    return f"{_ROUTER}=={catalog.load().recipe.vllm_router_version}"
+
+
+def _in_images(plan: Plan) -> list[str]:
+    """The built targets that run the router from an image: Kubernetes, and Slurm in a container."""
+    out = []
+    if plan.builds("kubernetes"):
+        out.append("kubernetes")
+    if plan.builds("slurm") and plan.target("slurm").value("container") != "none":
+        out.append("slurm")
+    return out
+
+
+@rule(
+    "SPK547",
+    "error",
+    "the P/D router would run from an image without it",
+    checks="A disaggregated deployment built for Kubernetes, or for Slurm in a container, without "
+    "`runtime.router_image`: the router would run from the vLLM image.",
+    basis=f"The router is `{_ROUTER}`, a program of its own (PyPI `{_ROUTER}`, vllm-project/router); "
+    "vLLM's images do not ship it, so its container fails at once and every request to the API "
+    "port is refused.",
+    failing='runtime {\n  hf_token = secret("hf-token")\n}',
+    fixed='runtime {\n  hf_token     = secret("hf-token")\n'
+    '  router_image = "registry.example.com/vllm-router:0.1.17"\n}',
+)
+def router_image(plan: Plan) -> Iterator[Finding]:
+    if not plan.disaggregated or plan.runtime.value("router_image"):
+        return
+    targets = _in_images(plan)
+    if not targets:
+        return
+    header = plan.runtime.header("runtime") or plan.spec.block("disaggregation").header("disaggregation")
+    yield Finding(
+        f"the P/D router would run from the vLLM image {shown(_image(plan))}, which has no `{_ROUTER}` "
+        f"(targets: {', '.join(targets)})",
+        header,
+        f'set `runtime {{ router_image = "..." }}` to an image with `pip install {_package()}` in it',
+        label="no router image",
+    )
+
+
+def _image(plan: Plan) -> str:
+    chosen = plan.runtime.value("image")
+    return str(chosen) if chosen else catalog.load().image(plan.accelerator.vendor)
