@@ -44,6 +44,12 @@ def _alone_on_lines(text: str, span: Span) -> bool:
 
 def insert_setting(source: SourceFile, body: ast.Body, key: str, value: str) -> Edit:
     """`key = value` added to a body: after its last setting, with that setting's indentation."""
+    return insert_entry(source, body, f"{key} = {value}")
+
+
+def insert_entry(source: SourceFile, body: ast.Body, entry: str) -> Edit:
+    """One line of a body (`key = value`, or a one-line block `runtime { host_memory = 8GiB }`)
+    added to it: after its last setting, with that setting's indentation."""
     text = source.text
     settings = [e for e in body.entries if isinstance(e, ast.Attribute)]
     if settings:
@@ -51,20 +57,20 @@ def insert_setting(source: SourceFile, body: ast.Body, key: str, value: str) -> 
         if _alone_on_lines(text, last.span):
             end = _line_end(text, last.span.end)
             at = end + 1 if end < len(text) else end
-            line = f"{_indent_of(text, last.span.start)}{key} = {value}\n"
+            line = f"{_indent_of(text, last.span.start)}{entry}\n"
             return Edit(Location(source.name, Span(at, at)), line if end < len(text) else "\n" + line)
-        return Edit(Location(source.name, Span(last.span.end, last.span.end)), f" {key} = {value}")
+        return Edit(Location(source.name, Span(last.span.end, last.span.end)), f" {entry}")
     close = body.span.end - 1  # the body's `}`
     if not text[_line_start(text, close) : close].strip():
         at = _line_start(text, close)
         indent = _indent_of(text, close) + INDENT
-        return Edit(Location(source.name, Span(at, at)), f"{indent}{key} = {value}\n")
+        return Edit(Location(source.name, Span(at, at)), f"{indent}{entry}\n")
     if body.entries:
         first = body.entries[0]
         if _alone_on_lines(text, first.span):
             at = _line_start(text, first.span.start)
-            return Edit(Location(source.name, Span(at, at)), f"{_indent_of(text, first.span.start)}{key} = {value}\n")
-    return Edit(Location(source.name, Span(close, close)), f" {key} = {value} ")
+            return Edit(Location(source.name, Span(at, at)), f"{_indent_of(text, first.span.start)}{entry}\n")
+    return Edit(Location(source.name, Span(close, close)), f" {entry} ")
 
 
 def removal_span(text: str, span: Span) -> Span:

@@ -114,9 +114,15 @@ def _accelerator_topic(acc: catalog.Accelerator) -> Topic:
     rows = [
         ("name", acc.display_name),
         ("vendor", f"{acc.vendor.upper()} ({acc.generation})"),
-        ("node", f"{acc.gpus_per_node} GPUs with {acc.memory_gb:g} GB each"),
+        ("node", _node(acc)),
         (fp8, f"yes: {fp8} checkpoints run" if acc.fp8 else f"no: {fp8} checkpoints cannot run (SPK225)"),
         ("FP4", f"yes: {fp4} checkpoints run" if acc.fp4 else f"no: {fp4} checkpoints cannot run (SPK225)"),
+    ]
+    if acc.weight_formats is not None:
+        rows.append(("weights", f"{', '.join(acc.weight_formats)} only (SPK234)"))
+    if not acc.speculative_decoding:
+        rows.append(("speculative", "no draft model runs here (SPK235)"))
+    rows += [
         ("image", cat.image(acc.vendor)),
         ("other models", "its first checkpoint unless `checkpoint` says, parallel = tp (docs/models.md)"),
         (cat.recipe.model, _recipe_row(acc)),
@@ -126,9 +132,17 @@ def _accelerator_topic(acc: catalog.Accelerator) -> Topic:
     return Topic(f"accelerator `{acc.id}`", tuple(rows), tuple(acc.sources.items()))
 
 
+def _node(acc: catalog.Accelerator) -> str:
+    if acc.memory_gb is None:  # vLLM's CPU backend: the ranks share the host's memory
+        return f"{acc.gpus_per_node} rank by default (`gpus`), sharing the host memory `runtime.host_memory` gives"
+    return f"{acc.gpus_per_node} GPUs with {acc.memory_gb:g} GB each"
+
+
 def _recipe_row(acc: catalog.Accelerator) -> str:
     """What the recipe's model gets on the accelerator: its vendor path's defaults where the recipe
     validates it, else SPK201 and no default checkpoint (SPK118)."""
+    if not catalog.load().has_path(acc.vendor):
+        return "its recipe has no path here: an error unless `allow_unvalidated = true` (SPK201); a model's defaults"
     defaults = catalog.load().path_defaults(acc.vendor)
     parallel = defaults.parallel.replace("+", " + ")
     if acc.validated:

@@ -188,8 +188,8 @@ def test_issue15_facts_every_model_needs() -> None:
         "bf16-to-mxfp4": "mxfp4",
     }
     assert muse.draft is not None and muse.draft.method == "dspark"
-    # FP8 everywhere but Ampere (the A100), where SPK225 refuses FP8 weights.
-    assert {a.id for a in cat.accelerators.values() if not a.fp8} == {"a100-80gb"}
+    # FP8 everywhere but Ampere (the A100), where SPK225 refuses FP8 weights, and vLLM's CPU backend.
+    assert {a.id for a in cat.accelerators.values() if not a.fp8} == {"a100-80gb", "cpu"}
     # Today's FP4 facts carry over unchanged: the Blackwell parts only.
     assert {a.id for a in cat.accelerators.values() if a.fp4} == {"b200", "b300", "gb200", "gb300"}
 
@@ -219,7 +219,10 @@ def _catalog_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, ol
 def test_every_accelerator_fact_has_a_source() -> None:
     cat = catalog.load()
     for acc in cat.accelerators.values():
-        assert set(acc.sources) == {"memory_gb", "fp8", "fp4"}, acc.id
+        facts = {"memory_gb", "fp8", "fp4"} - ({"memory_gb"} if acc.on_host else set())
+        facts |= {"weight_formats"} if acc.weight_formats is not None else set()
+        facts |= set() if acc.speculative_decoding else {"speculative_decoding"}
+        assert set(acc.sources) == facts, acc.id
         assert all(s.startswith(("https://", "recipe: ")) for s in acc.sources.values()), acc.id
 
 
@@ -325,4 +328,25 @@ def test_a_shipped_model_fact_without_a_source_is_an_error(tmp_path: Path, monke
         "",
     )
     with pytest.raises(build.CatalogError, match=r"models\.qwen3-30b-a3b: max_context has no source"):
+        build.load_sources()
+
+
+def test_the_cpu_backend_is_an_accelerator_of_the_hosts_memory_and_no_gpu() -> None:
+    """`accelerator = cpu` (issue 30): no memory of its own, BF16 weights only, no draft model, and
+    its vendor names nothing a runtime would request a GPU with; its image is vLLM's CPU image."""
+    cat = catalog.load()
+    cpu = cat.accelerators["cpu"]
+    assert cpu.on_host and cpu.memory_gb is None and not cpu.validated
+    assert (cpu.fp8, cpu.fp4, cpu.weight_formats, cpu.speculative_decoding) == (False, False, ("bf16",), False)
+    assert not any(a.on_host for a in cat.accelerators.values() if a.id != "cpu")
+    runtime = cat.vendor(cpu.vendor).runtime
+    assert (runtime.kubernetes_gpu_resource, runtime.apptainer_flag) == (None, None)
+    assert (runtime.compose_gpu_driver, runtime.compose_devices) == (None, None)
+    assert cat.image(cpu.vendor) == f"vllm/vllm-openai-cpu:v{cat.vllm_version}-x86_64"
+    assert not cat.has_path(cpu.vendor) and cat.validated_checkpoints(cpu.vendor) == ()
+
+
+def test_a_host_accelerator_with_a_gpu_runtime_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _catalog_copy(tmp_path, monkeypatch, "accelerators.yaml", "    vendor: cpu\n", "    vendor: nvidia\n")
+    with pytest.raises(build.CatalogError, match=r"accelerators\.cpu\.memory_gb: null, but vendors\.nvidia"):
         build.load_sources()

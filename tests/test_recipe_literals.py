@@ -37,6 +37,11 @@ ALLOWED = {
         "deployment warm {\n  model = muse-spark-open\n  accelerator = b200\n}\n",
     ): "the document the language server checks once to warm up (lsp/* belongs to issue 14's work; "
     "to derive from `catalog.load().examples()` there)",
+    # The `cpu` accelerator's id is also a word of Kubernetes and of vLLM's build: these name those.
+    ("spark_dsl/targets/pod_resources.py", "cpu"): "Kubernetes' `cpu` resource, a container's CPU request",
+    ("spark_dsl/targets/kubernetes.py", "cpu"): "the `cpu` key of `target kubernetes`, the pods' CPU request",
+    ("spark_dsl/plan/in_effect.py", "target.kubernetes.cpu"): "that key's dotted path in `spark plan`",
+    ("spark_dsl/data/check_launches.py", "cpu"): "VLLM_TARGET_DEVICE=cpu, the device vLLM's parser is built for",
 }
 
 
@@ -44,14 +49,16 @@ def _facts() -> tuple[re.Pattern[str], tuple[str, ...]]:
     """Word-like facts (ids, matched as whole words in any case) and verbatim ones (matched anywhere)."""
     cat = catalog.load()
     recipe = cat.recipe
-    words = {*cat.accelerators, *recipe.checkpoints}
+    # An accelerator named as its vendor (`cpu`) is matched as vendor ids are, below: in its own
+    # case, so prose ("vLLM's CPU backend", "CPU cores") stays text for a reader.
+    words = {*(a for a in cat.accelerators if a not in recipe.vendors), *recipe.checkpoints}
     words |= {c for model in cat.models.values() for c in model.checkpoints}
     words |= {b.name for b in recipe.attention_backends} | {b.vllm for b in recipe.attention_backends}
     words |= {d for d in recipe.kv_cache_dtypes if d != "auto"}
     verbatim = {image.repository for image in recipe.images.values()}
     for vendor in recipe.vendors.values():
         runtime = vendor.runtime
-        verbatim |= {runtime.kubernetes_gpu_resource, *cat.vendor_env_names()}
+        verbatim |= {*filter(None, [runtime.kubernetes_gpu_resource]), *cat.vendor_env_names()}
         if runtime.compose_devices is not None:
             verbatim |= set(runtime.compose_devices.devices)
     alternatives = "|".join(sorted(map(re.escape, words), key=len, reverse=True))

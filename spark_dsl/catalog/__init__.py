@@ -33,7 +33,8 @@ class Accelerator(Struct, frozen=True):
     vendor: str
     generation: str
     display_name: str
-    memory_gb: float
+    # Per GPU; None where the memory is the host's (vLLM's CPU backend): `on_host`.
+    memory_gb: float | None
     gpus_per_node: int
     validated: bool
     # NVFP4 tensor cores (Blackwell): what a `needs_fp4` checkpoint needs. AMD CDNA4 has FP4
@@ -42,7 +43,17 @@ class Accelerator(Struct, frozen=True):
     # FP8 tensor cores (Hopper, Blackwell, CDNA3, CDNA4): what an `fp8` checkpoint needs.
     fp8: bool
     note: str | None = None
+    # The only checkpoint formats it runs, where that is fewer than `fp8`/`fp4` allow (None: any).
+    weight_formats: tuple[str, ...] | None = None
+    # Whether vLLM runs a speculative draft model on it.
+    speculative_decoding: bool = True
     sources: Mapping[str, str] = NO_SOURCES
+
+    @property
+    def on_host(self) -> bool:
+        """vLLM's CPU backend: no GPU, the ranks are processes on the host's cores, and the memory
+        is the host's, which each deployment gives as `runtime.host_memory`."""
+        return self.memory_gb is None
 
 
 class Checkpoint(Struct, frozen=True):
@@ -100,6 +111,8 @@ class Model(Struct, frozen=True):
 class Image(Struct, frozen=True):
     repository: str
     confirmed: bool
+    # After the version in the tag: `-x86_64` makes `v0.33.0-x86_64`.
+    tag_suffix: str = ""
 
 
 class PathDefaults(Struct, frozen=True):
@@ -162,10 +175,10 @@ class ComposeDevices(Struct, frozen=True):
 
 
 class VendorRuntime(Struct, frozen=True):
-    """How each runtime reaches the vendor's GPUs."""
+    """How each runtime reaches the vendor's GPUs (None: the vendor has none, vLLM's CPU backend)."""
 
-    kubernetes_gpu_resource: str
-    apptainer_flag: str
+    kubernetes_gpu_resource: str | None
+    apptainer_flag: str | None
     compose_gpu_driver: str | None
     compose_devices: ComposeDevices | None
 
@@ -247,6 +260,15 @@ class Catalog(Struct, frozen=True):
     def path_defaults(self, vendor: str) -> PathDefaults:
         return self.recipe.paths[vendor]
 
+    def has_path(self, vendor: str) -> bool:
+        """Whether the recipe has a path on the vendor (it has none on vLLM's CPU backend, whose
+        plans of the recipe's model take a model's generic defaults)."""
+        return vendor in self.recipe.paths
+
+    def validated_checkpoints(self, vendor: str) -> tuple[str, ...]:
+        """The checkpoints the recipe validates on the vendor's path (none where it has no path)."""
+        return self.recipe.validated_checkpoints.get(vendor, ())
+
     @property
     def thresholds(self) -> Thresholds:
         return self.recipe.thresholds
@@ -255,7 +277,8 @@ class Catalog(Struct, frozen=True):
         return self.recipe.vendors[name]
 
     def image(self, vendor: str) -> str:
-        return f"{self.recipe.images[vendor].repository}:v{self.vllm_version}"
+        image = self.recipe.images[vendor]
+        return f"{image.repository}:v{self.vllm_version}{image.tag_suffix}"
 
     def recipe_model(self) -> Model:
         """The model the recipe is written for (`recipe.yaml`'s `model`)."""
@@ -307,7 +330,15 @@ def _model(model_id: str, raw: dict[str, Any]) -> Model:
 
 
 def _accelerator(accelerator_id: str, raw: dict[str, Any]) -> Accelerator:
-    return Accelerator(id=accelerator_id, **{**raw, "sources": MappingProxyType(raw.get("sources", {}))})
+    formats = raw.get("weight_formats")
+    return Accelerator(
+        id=accelerator_id,
+        **{
+            **raw,
+            "weight_formats": None if formats is None else tuple(formats),
+            "sources": MappingProxyType(raw.get("sources", {})),
+        },
+    )
 
 
 def _forbids(name: str, raw: dict[str, Any], required: tuple[RequiredSetting, ...]) -> tuple[Forbid, ...]:

@@ -71,6 +71,7 @@ def _check_references(data: dict[str, Any]) -> None:
                 f"recipe.yaml: checkpoints: {data['checkpoints']} are not the models' {sorted(model_checkpoints)}"
             )
     problems += _check_sources(data)
+    problems += _check_hosts(data)
     for model_id, model in data["models"].items():
         problems += [
             f"models.yaml: models.{model_id}.architecture: {p}" for p in architecture_problems(model["architecture"])
@@ -78,10 +79,12 @@ def _check_references(data: dict[str, Any]) -> None:
     backends = {b["name"]: b["vendors"] for b in data["attention_backends"]}
     for vendor, facts in data["vendors"].items():
         alt = data["accelerators"].get(facts["validated_alternative"])
-        if alt is None or alt["vendor"] != vendor or not alt["validated"]:
+        # A vendor the recipe validates no accelerator of (the CPU) suggests another vendor's.
+        own = any(a["vendor"] == vendor and a["validated"] for a in data["accelerators"].values())
+        if alt is None or (own and alt["vendor"] != vendor) or not alt["validated"]:
             problems.append(
                 f"recipe.yaml: vendors.{vendor}.validated_alternative: {facts['validated_alternative']!r} "
-                f"is not a validated {vendor} accelerator"
+                f"is not a validated {vendor + ' ' if own else ''}accelerator"
             )
         instead = facts["attention_instead"]
         if instead != "auto" and vendor not in backends.get(instead, ()):
@@ -112,8 +115,31 @@ def architecture_problems(arch: dict[str, Any]) -> list[str]:
 
 
 # The facts of an accelerator that need a source (its name, vendor and node shape are not claims
-# about the hardware the checks lean on).
-ACCELERATOR_FACTS = ("memory_gb", "fp8", "fp4")
+# about the hardware the checks lean on); the optional ones where given. A null `memory_gb` (the
+# host's memory, vLLM's CPU backend) is no fact to cite.
+ACCELERATOR_FACTS = ("memory_gb", "fp8", "fp4", "weight_formats", "speculative_decoding")
+
+
+def accelerator_facts(acc: dict[str, Any]) -> list[str]:
+    return [f for f in ACCELERATOR_FACTS if acc.get(f) is not None]
+
+
+def _check_hosts(data: dict[str, Any]) -> list[str]:
+    """An accelerator whose memory is the host's (`memory_gb: null`) has no GPU for a runtime to
+    reach: its vendor names no Kubernetes GPU resource, Apptainer flag or Compose device."""
+    problems = []
+    for acc_id, acc in data["accelerators"].items():
+        runtime = data["vendors"][acc["vendor"]]["runtime"]
+        gpu = any(runtime[k] is not None for k in runtime)
+        if (acc["memory_gb"] is None) == gpu:
+            problems.append(
+                f"accelerators.yaml: accelerators.{acc_id}.memory_gb: "
+                + ("null, but vendors." if gpu else "set, but vendors.")
+                + f"{acc['vendor']}.runtime {'reaches' if gpu else 'names no'} GPUs"
+            )
+    return problems
+
+
 MODEL_FACTS = ("total_params_b", "active_params_b", "max_context", "modalities")
 CHECKPOINT_FACTS = ("repository", "weights_gb", "dtype")
 
@@ -158,7 +184,7 @@ def _check_sources(data: dict[str, Any]) -> list[str]:
         )
     for acc_id, acc in data["accelerators"].items():
         problems += _source_problems(
-            f"accelerators.yaml: accelerators.{acc_id}", list(ACCELERATOR_FACTS), acc.get("sources", {}), True
+            f"accelerators.yaml: accelerators.{acc_id}", accelerator_facts(acc), acc.get("sources", {}), True
         )
     return problems
 

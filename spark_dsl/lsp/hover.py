@@ -152,10 +152,8 @@ def catalog_detail(key: str, name: str) -> str | None:
         acc = cat.accelerators[name]
         status = "validated" if acc.validated else "not validated"
         note = f"; {acc.note}" if acc.note else ""
-        return (
-            f"{acc.display_name}, {acc.gpus_per_node} GPUs per node with "
-            f"{acc.memory_gb:g} GB each; {status} for this recipe{note}"
-        )
+        memory = "the host's memory (`runtime.host_memory`)" if acc.memory_gb is None else f"{acc.memory_gb:g} GB each"
+        return f"{acc.display_name}, {acc.gpus_per_node} GPUs per node with {memory}; {status} for this recipe{note}"
     if key == "model" and name in cat.models:
         model = cat.models[name]
         return (

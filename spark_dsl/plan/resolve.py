@@ -97,8 +97,10 @@ class PlanBuilder:
         if model is None or accelerator is None:
             return None
         path = accelerator.vendor
-        # A model outside the recipe gets none of the recipe's path defaults (`_generic`).
-        defaults = self.cat.path_defaults(path) if model.id == self.cat.recipe.model else None
+        # A model outside the recipe gets none of the recipe's path defaults (`_generic`), and nor
+        # does the recipe's model where the recipe has no path (vLLM's CPU backend).
+        recipe = model.id == self.cat.recipe.model and self.cat.has_path(path)
+        defaults = self.cat.path_defaults(path) if recipe else None
         settings: dict[str, Resolved] = {
             "model": Resolved.from_setting(body.get("model")),  # type: ignore[arg-type]
             "accelerator": Resolved.from_setting(body.get("accelerator")),  # type: ignore[arg-type]

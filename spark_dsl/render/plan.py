@@ -48,6 +48,12 @@ def _notes(plan: Plan) -> list[str]:
         )
     if plan.accelerator.note:
         notes.append(plan.accelerator.note)
+    if plan.accelerator.on_host:
+        notes.append(
+            "vLLM's CPU backend: the ranks of a node share runtime.host_memory evenly, and each rank's "
+            "KV cache (--kv-cache-memory-bytes) is what its share leaves after its share of the weights; "
+            "vLLM's processes need memory of their own beside it"
+        )
     return notes
 
 

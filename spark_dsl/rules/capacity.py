@@ -8,6 +8,7 @@ from math import ceil
 from spark_dsl import catalog
 from spark_dsl.diagnostics import Fix
 from spark_dsl.plan.model import CapacityEstimate, Plan, Pool, Resolved
+from spark_dsl.rules.cpu_backend import raise_host_memory
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.suggest import pool_parallel, replace_or_add, set_parallel, spelled
 from spark_dsl.units import format_count
@@ -42,6 +43,12 @@ def _tokens_that_fit(est: CapacityEstimate) -> int | None:
 
 def _replica(est: CapacityEstimate, plan: Plan) -> str:
     role = "" if est.role == "server" else f" ({est.role} pool)"
+    if plan.accelerator.on_host:  # vLLM's CPU backend: each rank's share of the host memory
+        ranks = f"{est.replica_gpus} rank{'s' * (est.replica_gpus != 1)}"
+        return (
+            f"{ranks} of `{plan.accelerator.id}`{role}: {est.replica_gpus} x {est.memory_per_gpu_gb:g} GB "
+            f"of `runtime.host_memory` = {est.memory_per_replica_gb:g} GB"
+        )
     return (
         f"{est.replica_gpus} x {plan.accelerator.id.upper()}{role}: {est.replica_gpus} x "
         f"{est.memory_per_gpu_gb:g} GB x {est.utilization:g} = {est.memory_per_replica_gb:g} GB"
@@ -53,7 +60,7 @@ def _smaller_checkpoints(plan: Plan, est: CapacityEstimate) -> str | None:
     cat = catalog.load()
     # The recipe's model: the checkpoints its vendor validates; any other model: its own.
     recipe = plan.model.id == cat.recipe.model
-    candidates = cat.recipe.validated_checkpoints[plan.path] if recipe else tuple(plan.model.checkpoints)
+    candidates = cat.validated_checkpoints(plan.path) if recipe else tuple(plan.model.checkpoints)
     fits = [
         c for c in candidates
         if c in plan.model.checkpoints
@@ -122,6 +129,9 @@ def _weights_culprit(plan: Plan, est: CapacityEstimate) -> tuple[Resolved | None
         fitting = spelled(pool_parallel(plan, pool))
         message = f"use all of a node's GPUs per replica: `parallel = {fitting}`"
         return pool.parallel, message, set_parallel(plan, pool, pool_parallel(plan, pool), message), None
+    host = raise_host_memory(plan)
+    if host is not None:
+        return host[0], host[1], host[2], None
     smaller = _smaller_checkpoints(plan, est)
     if ckpt is not None and ckpt.explicit and smaller is not None:
         return ckpt, f"use `checkpoint = {smaller}`, or accelerators with more memory", None, smaller
@@ -173,7 +183,10 @@ def headroom(plan: Plan) -> Iterator[Finding]:
             # ceiling of sense is about 0.95, so higher is not suggested.
             used = est.weights_gb + est.draft_gb
             needed = ceil(used / ((1 - fraction) * est.replica_gpus * est.memory_per_gpu_gb) * 100) / 100
-            if needed <= 0.95:
+            host = raise_host_memory(plan)
+            if host is not None:  # the CPU backend reads no utilization: its memory is the host's
+                at, help_text, fix = host
+            elif needed <= 0.95:
                 at = util if util is not None and util.explicit else at
                 raised = f"gpu_memory_utilization = {needed:g}"
                 help_text = f"set `{raised}`, use a smaller checkpoint, or drop the draft model"

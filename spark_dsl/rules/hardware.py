@@ -27,7 +27,7 @@ def _fp4_accelerators() -> str:
 
 
 def _validated_checkpoints(path: str) -> list[str]:
-    return list(catalog.load().recipe.validated_checkpoints[path])
+    return list(catalog.load().validated_checkpoints(path))
 
 
 def _runs_on(checkpoint: str, plan: Plan) -> bool:
@@ -80,7 +80,8 @@ def accelerator_validated(plan: Plan) -> Iterator[Finding]:
 )
 def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
     ckpt = plan.settings.get("checkpoint")
-    if ckpt is None or plan.checkpoint is None:
+    # No recipe path on the accelerator's vendor (vLLM's CPU backend): SPK201 says it is outside.
+    if ckpt is None or plan.checkpoint is None or not catalog.load().has_path(plan.path):
         return
     valid = _validated_checkpoints(plan.path)
     runnable = [c for c in valid if _runs_on(c, plan)]
@@ -118,6 +119,8 @@ def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
     basis="vLLM fact: AITER is ROCm's kernel library and FlashInfer is CUDA-only; each backend exists on one vendor.",
     failing="accelerator = b200\nattention   = aiter",
     fixed="accelerator = b200\nattention   = auto",
+    # vLLM's CPU backend, where no backend of the recipe's exists: SPK236 says vLLM ignores it.
+    suppressed_by=("SPK236",),
 )
 def attention_vendor(plan: Plan) -> Iterator[Finding]:
     att = plan.settings.get("attention")

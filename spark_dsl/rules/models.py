@@ -194,8 +194,9 @@ def _missing_support(plan: Plan) -> str | None:
     "  accelerator = b200\n"
     "  gpus        = 8\n"
     "}",
-    # The recipe's model: SPK202 says it, with the recipe's validated checkpoints.
-    suppressed_by=("SPK202",),
+    # The recipe's model: SPK202 says it, with the recipe's validated checkpoints; vLLM's CPU
+    # backend: SPK234, with the formats it runs.
+    suppressed_by=("SPK202", "SPK234"),
 )
 def checkpoint_runs(plan: Plan) -> Iterator[Finding]:
     missing = _missing_support(plan)
@@ -336,6 +337,8 @@ def ep_needs_experts(plan: Plan) -> Iterator[Finding]:
     "}",
 )
 def speculative_needs_a_draft(plan: Plan) -> Iterator[Finding]:
+    if not plan.accelerator.speculative_decoding:
+        return  # SPK235: no draft runs there at all
     spec = plan.settings.get("speculative")
     if spec is None or spec.value.mode == "none" or plan.model.draft is not None:
         return

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, list_item_removal, remove_entry
-from spark_dsl.plan.managed import MANAGED_ENV, MANAGED_FLAGS, RENDEZVOUS_ENV, RENDEZVOUS_FLAGS
+from spark_dsl.plan.host_cpus import THREADS_BIND_ENV
+from spark_dsl.plan.managed import HOST_ENV, HOST_FLAGS, MANAGED_ENV, MANAGED_FLAGS, RENDEZVOUS_ENV, RENDEZVOUS_FLAGS
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.syntax import ast
@@ -38,6 +39,7 @@ _KEY_OF = {
     "limit_mm_per_prompt": "`modalities`",
     "speculative_config": "`speculative`",
     "kv_transfer_config": "the `disaggregation` block",
+    "kv_cache_memory_bytes": "`runtime.host_memory` (each rank's KV cache is what it leaves)",
 }
 
 
@@ -57,8 +59,10 @@ def _spans_nodes_in_stages(plan: Plan) -> bool:
 
 
 def _managed_flags(plan: Plan) -> tuple[str, ...]:
-    """The flags the compiler writes for this plan: the rendezvous only for a pipeline over nodes."""
-    return MANAGED_FLAGS + RENDEZVOUS_FLAGS if _spans_nodes_in_stages(plan) else MANAGED_FLAGS
+    """The flags the compiler writes for this plan: the rendezvous only for a pipeline over nodes,
+    the KV cache size only on vLLM's CPU backend."""
+    flags = MANAGED_FLAGS + RENDEZVOUS_FLAGS if _spans_nodes_in_stages(plan) else MANAGED_FLAGS
+    return flags + HOST_FLAGS if plan.accelerator.on_host else flags
 
 
 def _is_managed(token: str, flags: tuple[str, ...]) -> bool:
@@ -236,6 +240,8 @@ def _quoted(text: str) -> str:
 def managed_env(plan: Plan) -> Iterator[Finding]:
     source = plan.deployment.source
     managed = MANAGED_ENV + RENDEZVOUS_ENV if _spans_nodes_in_stages(plan) else MANAGED_ENV
+    if plan.accelerator.on_host:  # vLLM's CPU backend: the KV cache, and the binding cpu_cores writes
+        managed += HOST_ENV + ((THREADS_BIND_ENV,) if plan.runtime.value("cpu_cores") else ())
     for name, setting in plan.serve.block("env").entries().items():
         if name in managed:
             mine = setting.origin.file == source.name

@@ -25,7 +25,8 @@ from spark_dsl.rules.registry import Finding, recipe_only, rule
 def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
     spec, att = plan.settings["speculative"], plan.settings.get("attention")
     # The path's recipe names the one backend adaptive DSpark runs with (none: any backend).
-    needed = catalog.load().path_defaults(plan.path).attention_with_adaptive_dspark
+    cat = catalog.load()
+    needed = cat.path_defaults(plan.path).attention_with_adaptive_dspark if cat.has_path(plan.path) else None
     if needed is None or not (spec.value.mode == "dspark" and spec.value.adaptive):
         return
     if att is not None and att.explicit and att.value != needed:

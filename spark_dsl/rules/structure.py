@@ -21,9 +21,10 @@ from spark_dsl.rules.suggest import add_to_body_of
     fixed="accelerator       = h200\nallow_unvalidated = true\ncheckpoint        = mxfp4",
 )
 def checkpoint_required(plan: Plan) -> Iterator[Finding]:
-    if "checkpoint" in plan.settings:
-        return
     acc = plan.accelerator
+    # The recipe's model on an accelerator of its path (the others get the model's first checkpoint).
+    if "checkpoint" in plan.settings or acc.memory_gb is None:
+        return
     budget = acc.memory_gb * plan.value("gpus") * plan.thresholds.gpu_memory_utilization
     fitting = [c for c in plan.model.checkpoints.values() if c.weights_gb < budget and (not c.needs_fp4 or acc.fp4)]
     fits = [c.id for c in fitting]

@@ -118,6 +118,8 @@ def _devices(job: Job) -> dict[str, Any]:
             "group_add": list(facts.compose_devices.group_add),
             "security_opt": list(facts.compose_devices.security_opt),
         }
+    if facts.compose_gpu_driver is None:
+        return {}  # no GPU to reach (vLLM's CPU backend)
     reservation = {"driver": facts.compose_gpu_driver, "count": job.gpus, "capabilities": ["gpu"]}
     return {"deploy": {"resources": {"reservations": {"devices": [reservation]}}}}
 

@@ -66,17 +66,25 @@ def security_context(job: Job) -> dict[str, Any] | None:
     return None
 
 
-def vllm_resources(job: Job, gpu_resource: str) -> dict[str, Any]:
+def default_memory(job: Job) -> int:
+    """16GiB per GPU and the shared memory; on vLLM's CPU backend also the host memory its weights
+    and KV cache live in (`runtime.host_memory`)."""
+    shm = int(job.runtime_value("shm_size") or 0)
+    host = int(job.runtime_value("host_memory") or 0) if job.plan.accelerator.on_host else 0
+    return MEMORY_PER_GPU * job.gpus + shm + host
+
+
+def vllm_resources(job: Job, gpu_resource: str | None) -> dict[str, Any]:
+    """`gpu_resource` None: no GPU to request (vLLM's CPU backend)."""
     staged = staging(job.plan)
     cpu = job.setting("cpu") or CPU_PER_GPU * job.gpus
-    shm = int(job.runtime_value("shm_size") or 0)
-    memory = job.setting("memory") or MEMORY_PER_GPU * job.gpus + shm
+    memory = job.setting("memory") or default_memory(job)
     storage = job.setting("ephemeral_storage")
     if storage is None:
         storage = emptydir_size(staged) if cache_volume(job).kind == "emptydir" else SMALL_EPHEMERAL_STORAGE
-    limits = {gpu_resource: job.gpus, **devices(job)}
+    limits = {**({gpu_resource: job.gpus} if gpu_resource else {}), **devices(job)}
     requests = {"cpu": int(cpu), "memory": quantity(int(memory)), "ephemeral-storage": quantity(int(storage))}
-    return {"limits": limits, "requests": requests}
+    return {"limits": limits, "requests": requests} if limits else {"requests": requests}
 
 
 def emptydir_size(staged: Staging) -> int:
