@@ -17,12 +17,18 @@ packages slurmctld slurmd slurm-client munge (bash .ci/install-validators.sh).
 Node names do not resolve (no /etc/hosts entry): a batch script runs on the
 first node, so it reaches the head's services on 127.0.0.1.
 
+Each node has ``cpus_per_node`` CPUs (2 by default, as many as the test machine has), and
+``TaskPlugin=task/affinity`` binds every step's tasks to the CPUs Slurm gave
+the step, as a production cluster confines them: `nproc` inside a step is the
+step's CPU count, not the host's (all nodes bind the same host CPUs).
+
 ``SlurmCluster(tmpdir, nodes=3, network=True)`` is the network-faithful form:
 each slurmd runs in a network namespace of its own (one veth on a bridge in
 the root namespace, where slurmctld listens on the bridge's address), with its
 own IPv4 address, a default route, a UTS namespace whose host name is the node
 name, and a mount namespace whose /etc/hosts is a Debian-style file
-(`127.0.1.1 nodeN` for itself, the other nodes' real addresses). Every job
+(`127.0.1.1 nodeN` for itself, the other nodes' real addresses). Node i's
+interface is `enpIs0`, a different name on each node. Every job
 step inherits the node's namespaces, so what binds on one "node" is reachable
 from another only on that node's address. Nothing under /etc is touched: the
 hosts file is bind-mounted inside the slurmd's private mount namespace.
@@ -82,7 +88,7 @@ SlurmdPidFile={d}/run/slurmd-%n.pid
 SlurmctldLogFile={d}/log/slurmctld.log
 SlurmdLogFile={d}/log/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=task/affinity
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
@@ -481,6 +487,11 @@ class Network:
     def address(self, i: int) -> str:
         return f"{self.subnet}.{10 + i}"
 
+    def interface(self, i: int) -> str:
+        """The name of node ``i``'s network interface: a different one on each node, as on hosts
+        whose NICs are named by their slot, so nothing that assumes one name (`eth0`) passes."""
+        return f"enp{i}s0"
+
     def namespace(self, i: int) -> str:
         return f"spk{self.tag}n{i}"
 
@@ -504,11 +515,12 @@ class Network:
             ns, veth = self.namespace(i), f"spk{self.tag}v{i}"
             self._ip("netns", "add", ns)
             self.created.append(("netns", ns))
-            self._ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            nic = self.interface(i)
+            self._ip("link", "add", veth, "type", "veth", "peer", "name", nic, "netns", ns)
             self.created.append(("link", veth))
             self._ip("link", "set", veth, "master", self.bridge, "up")
-            self._ip("-n", ns, "addr", "add", f"{self.address(i)}/24", "dev", "eth0")
-            self._ip("-n", ns, "link", "set", "eth0", "up")
+            self._ip("-n", ns, "addr", "add", f"{self.address(i)}/24", "dev", nic)
+            self._ip("-n", ns, "link", "set", nic, "up")
             self._ip("-n", ns, "link", "set", "lo", "up")
             self._ip("-n", ns, "route", "add", "default", "via", self.bridge_address)
             # Debian's installer writes `127.0.1.1 <hostname>`: the node's own name is loopback.

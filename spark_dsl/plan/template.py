@@ -23,6 +23,8 @@ PREFILL = "SPARK_PREFILL_ADDRESS"
 DECODE = "SPARK_DECODE_ADDRESS"
 # The address of the node (or pod) a launch itself runs on: what it binds and advertises.
 NODE_ADDRESS = "SPARK_NODE_ADDRESS"
+# The network interface that holds that address (Gloo's and NCCL's socket interface).
+NODE_INTERFACE = "SPARK_NODE_INTERFACE"
 # The placeholder of each pool's head address, by pool role.
 POOL_ADDRESS = {"server": HEAD, "prefill": PREFILL, "decode": DECODE}
 # The values that tell a pool's nodes apart, each a whole argument: a node's rank in its pool (a

@@ -31,6 +31,8 @@ def _address_meaning(plan: Plan, name: str) -> str:
     `"${X:?message}"` as the start of a quoted string)."""
     if name == placeholders.NODE_ADDRESS:
         return "the IPv4 address of this node"
+    if name == placeholders.NODE_INTERFACE:
+        return "the network interface that holds the IPv4 address of this node"
     role = next((role for role, address in placeholders.POOL_ADDRESS.items() if address == name), None)
     pool = next((p for p in plan.pools if p.role == role), None)
     if pool is None:  # pragma: no cover - every placeholder names a pool of the plan

@@ -10,13 +10,14 @@ from spark_dsl.plan.template import DECODE as DECODE
 from spark_dsl.plan.template import DP_START_RANK as DP_START_RANK
 from spark_dsl.plan.template import HEAD as HEAD
 from spark_dsl.plan.template import NODE_ADDRESS as NODE_ADDRESS
+from spark_dsl.plan.template import NODE_INTERFACE as NODE_INTERFACE
 from spark_dsl.plan.template import NODE_RANK as NODE_RANK
 from spark_dsl.plan.template import POOL_ADDRESS as POOL_ADDRESS
 from spark_dsl.plan.template import PREFILL as PREFILL
 from spark_dsl.plan.template import RANKS as RANKS
 from spark_dsl.plan.template import Template
 
-NAMES = (HEAD, PREFILL, DECODE, NODE_ADDRESS, NODE_RANK, DP_START_RANK)
+NAMES = (HEAD, PREFILL, DECODE, NODE_ADDRESS, NODE_INTERFACE, NODE_RANK, DP_START_RANK)
 
 _PATTERN = lazy_regex(r"\$\{(" + "|".join(NAMES) + r")\}")
 

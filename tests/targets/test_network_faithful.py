@@ -27,6 +27,8 @@ except ImportError:  # pragma: no cover - tests/ as a package
 
 SECRETS = {"HF_TOKEN": "hf_test_token", "VLLM_API_KEY": "api_test_key"}
 WIDE_DECODE = Path(__file__).parent / "network" / "pd-wide-decode.spark"
+DATA_PARALLEL = REPO / "specs" / "nvidia" / "b200-data-parallel-2-nodes.spark"
+PIPELINE = REPO / "specs" / "models" / "h100-llama-405b-pipeline.spark"
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +50,24 @@ def clean_env(base: dict[str, str]) -> dict[str, str]:
     return {**env, **SECRETS}
 
 
-def run(cluster: SlurmCluster, script: Path, job_dir: Path, stub) -> tuple[v.Result, list[dict]]:
-    env = clean_env(stub.with_env(SPARK_STUB_SERVE_SECONDS="8", SPARK_STUB_CONNECT_SECONDS="6"))
+def run(
+    cluster: SlurmCluster, script: Path, job_dir: Path, stub, extra: dict[str, str] | None = None
+) -> tuple[v.Result, list[dict]]:
+    env = clean_env(stub.with_env(SPARK_STUB_SERVE_SECONDS="8", SPARK_STUB_CONNECT_SECONDS="6")) | (extra or {})
     job = cluster.run_job(copy_script(script, job_dir), env=env, timeout=120)
     return job, v.load_stub_records(stub.dir, None)
+
+
+def built_job(spec: Path, out: Path) -> Path:
+    """The `job.sbatch` the current compiler makes of `spec` (not the committed one)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_dsl", "build", str(spec), "-o", str(out), "-t", "slurm", "--root", str(REPO)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (script,) = out.glob("*/job.sbatch")
+    return script
 
 
 def by_node(records: list[dict], prog: str = "vllm") -> dict[str, dict]:
@@ -133,6 +149,61 @@ def test_prefill_decode_job_with_a_two_node_decode_pool_comes_up(
     assert servers["node2"]["network"]["engines_from"] == [decode_worker]
     assert servers["node3"]["network"]["handshake"] == f"{decode_head}:13345"
     assert all(r["exit_code"] == 0 for r in records)
+
+
+# The interface variables a rank of a pool over several nodes needs, and the address it advertises.
+INTERFACE_ENV = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "VLLM_HOST_IP")
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize(
+    ("spec", "spread"),
+    [(DATA_PARALLEL, {"node1", "node2"}), (PIPELINE, {"node1", "node2"}), (WIDE_DECODE, {"node2", "node3"})],
+    ids=["data-parallel", "pipeline", "pd-wide-decode"],
+)
+def test_each_rank_of_a_pool_over_nodes_names_the_interface_of_its_address(
+    network_cluster, job_dir: Path, vllm_stub, tmp_path: Path, spec: Path, spread: set[str]
+) -> None:
+    # Gloo binds what the host name resolves to unless GLOO_SOCKET_IFNAME names an interface
+    # (torch's ProcessGroupGloo.cpp, createDefaultDevice), and a node's own name is 127.0.1.1 here.
+    job, records = run(network_cluster, built_job(spec, tmp_path / "built"), job_dir, vllm_stub)
+    assert job.ok, job
+    servers = by_node(records)
+    assert spread <= set(servers)
+    for node, record in servers.items():
+        env = record["env"]
+        if node not in spread:  # a pool on one node talks to no other node over Gloo or NCCL
+            assert not set(INTERFACE_ENV) & set(env), (node, env)
+            continue
+        i = int(node.removeprefix("node"))
+        address = network_cluster.node_address(i)
+        interface = env["GLOO_SOCKET_IFNAME"]
+        # The interface that holds the rank's advertised address, as the rank itself sees its node.
+        assert env["VLLM_HOST_IP"] == address, node
+        assert record["interfaces"].get(interface) == address, (node, interface, record["interfaces"])
+        assert interface == network_cluster.network.interface(i)
+        assert env["NCCL_SOCKET_IFNAME"] == f"={interface}"  # NCCL's exact-name form
+    assert all(r["exit_code"] == 0 for r in records)
+
+
+@pytest.mark.slurm
+def test_every_serve_step_gets_all_of_its_nodes_cpus(network_cluster, job_dir: Path, vllm_stub, tmp_path: Path) -> None:
+    # From Slurm 22.05 srun takes its CPUs per task from SRUN_CPUS_PER_TASK (and from 23.11 from
+    # SLURM_CPUS_PER_TASK, which `sbatch -c` sets) instead of giving a step its nodes' CPUs; a site's
+    # job template often exports it. The P/D job also starts the router on node 1 before the
+    # prefill server, with --overlap.
+    script = built_job(WIDE_DECODE, tmp_path / "built")
+    job, records = run(network_cluster, script, job_dir, vllm_stub, {"SRUN_CPUS_PER_TASK": "1"})
+    assert job.ok, job
+    servers = by_node(records)
+    assert sorted(servers) == ["node1", "node2", "node3"]
+    for node, record in servers.items():
+        # The job holds each whole node (`--exclusive`): the step may run on every CPU of it.
+        assert record["slurm"]["SLURM_JOB_CPUS_PER_NODE"] == f"{network_cluster.cpus}(x3)"
+        assert record["cpus"] == network_cluster.cpus, (node, record["cpus"])
+        assert record["slurm"]["SLURM_CPUS_ON_NODE"] == str(network_cluster.cpus)
+    (router,) = by_node(records, "vllm-router").values()
+    assert router["exit_code"] == 0 and "first_request" in router["network"]
 
 
 STAGED = """\
