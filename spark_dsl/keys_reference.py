@@ -82,6 +82,11 @@ USED_BY: dict[str, Use] = {
     "runtime.shm_size": Use(("compose", "kubernetes"), "the container's shared memory"),
     "runtime.fabric": Use(ALL_TARGETS, "the launches' NCCL/libfabric environment; Kubernetes: RDMA devices, IPC_LOCK"),
     "runtime.router_image": Use(("kubernetes",), "the P/D router's image (Slurm: with `container`)"),
+    "runtime.host_memory": Use(
+        ALL_TARGETS,
+        "each rank's KV cache on vLLM's CPU backend (`--kv-cache-memory-bytes`); Kubernetes: the pods' memory",
+    ),
+    "runtime.cpu_cores": Use(ALL_TARGETS, "each rank's CPUs on vLLM's CPU backend (`VLLM_CPU_OMP_THREADS_BIND`)"),
     "weights.download": Use(("shell", "slurm", "kubernetes"), "a download step before the launches"),
     "weights.download_timeout": Use(("shell", "slurm"), "the download step's time budget"),
     "disaggregation.connector": Use(MULTI_NODE, "the P/D launches' KV transfer configuration"),

@@ -151,7 +151,11 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
                 default="required",
             ),
             KeySpec(
-                "gpus", Kind.INTEGER, "GPUs used on each node", default="the accelerator's GPUs per node", minimum=1
+                "gpus",
+                Kind.INTEGER,
+                "GPUs used on each node (on vLLM's CPU backend: ranks, one worker process each)",
+                default="the accelerator's GPUs per node",
+                minimum=1,
             ),
             KeySpec("nodes", Kind.INTEGER, "nodes", fallback=1, minimum=1),
             KeySpec(
@@ -274,6 +278,21 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
                         default="none: NCCL and UCX detect it",
                     ),
                     KeySpec("router_image", Kind.STRING, "image of the P/D router", default="the vLLM image"),
+                    # vLLM's CPU backend (`accelerator = cpu`): the host is the accelerator.
+                    KeySpec(
+                        "host_memory",
+                        Kind.SIZE,
+                        "host memory each node gives vLLM's CPU backend for weights and KV cache",
+                        default="none: vLLM's CPU backend needs it",
+                        minimum=1,
+                    ),
+                    KeySpec(
+                        "cpu_cores",
+                        Kind.STRING,
+                        "the host CPUs each node's ranks bind their threads to on vLLM's CPU backend, a Linux "
+                        'CPU list (`"0-31"`) split evenly among them',
+                        default="vLLM's `auto` binding: one NUMA node per rank",
+                    ),
                 ),
             ),
             "weights": BlockSpec(

@@ -61,6 +61,14 @@ BASES = {
     ],
 }
 
+# vLLM's CPU backend (`accelerator = cpu`), whose host memory and CPU binding only it reads.
+BASES["cpu"] = [
+    "model = llama-3-1-8b",
+    "accelerator = cpu",
+    "runtime { host_memory = 64GiB }",
+    *BASES["single"][2:],
+]
+
 # The download step on (for its budget) and an RDMA fabric (for the device resource's name).
 BASES["staged"] = [*BASES["single"][:2], "weights { download = true }", *BASES["single"][2:]]
 BASES["rdma"] = [*BASES["single"][:2], "runtime { fabric = infiniband }", *BASES["single"][2:]]
@@ -106,6 +114,8 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "runtime.shm_size": ("single", ["runtime { shm_size = 64GiB }"]),
     "runtime.fabric": ("single", ["runtime { fabric = tcp }"]),
     "runtime.router_image": ("pd", ['runtime { router_image = "registry.example/router:1" }']),
+    "runtime.host_memory": ("cpu", ["runtime { host_memory = 48GiB }"]),
+    "runtime.cpu_cores": ("cpu", ['runtime { host_memory = 64GiB cpu_cores = "0-7" }']),
     "weights.download": ("single", ["weights { download = true }"]),
     "weights.download_timeout": ("staged", ["weights { download = true download_timeout = 30m }"]),
     "disaggregation.prefill.parallel": (

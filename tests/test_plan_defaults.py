@@ -97,7 +97,12 @@ def test_amd_launch_spells_every_default(project: Project) -> None:
         "ROCM_AITER_FA",
         "--language-model-only",
     )
-    assert dict(launch.env) == {"VLLM_ROCM_USE_AITER": "1", "VLLM_USE_V2_MODEL_RUNNER": "1"}
+    # The ready budget: 600 s + the 509 GB MXFP4 checkpoint at 0.5 GB/s to load and 0.25 GB/s to download.
+    assert dict(launch.env) == {
+        "VLLM_ENGINE_READY_TIMEOUT_S": "3654",
+        "VLLM_ROCM_USE_AITER": "1",
+        "VLLM_USE_V2_MODEL_RUNNER": "1",
+    }
 
 
 @pytest.mark.parametrize(

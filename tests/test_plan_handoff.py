@@ -118,7 +118,9 @@ def test_every_key_with_a_default_has_one() -> None:
     # The scan below must cover the defaults the targets read (a target's fallbacks and the blocks').
     names = {f"{block}.{key.name}".lstrip(".") for block, key in _defaulted_keys()}
     assert {"serve.port", "weights.download_timeout", "target.slurm.time", "target.kubernetes.namespace"} <= names
-    assert len(names) >= 17
+    # The waits that follow the ready budget (Slurm's ready_timeout, Compose's start_period) are
+    # computed from the checkpoint, not fixed: they have no fallback of their own.
+    assert len(names) >= 15
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ ADDRESSES = {
     placeholders.PREFILL: "10.0.1.1",
     placeholders.DECODE: "10.0.2.1",
     placeholders.NODE_ADDRESS: "10.9.9.9",
+    placeholders.NODE_INTERFACE: "ib9",
 }
 SECRETS = {"HF_TOKEN": "hf-secret-value", "VLLM_API_KEY": "api-secret-value", "MY_TOKEN": "from-env"}
 # What bash itself puts into a child's environment.

@@ -183,18 +183,20 @@ def test_a_model_cache_with_separators_is_fine_where_nothing_splits_it(spark, tm
 
 
 @pytest.mark.parametrize(
-    ("targets", "key", "default"),
+    ("targets", "key", "default", "converged"),
     [
         # Prometheus refuses a zero scrape interval.
-        ("target kubernetes { metrics { interval = 0s } }", "interval", "30s"),
-        # The job would give up on /health before its first poll.
-        ("target slurm { ready_timeout = 0s }", "ready_timeout", "45m"),
+        ("target kubernetes { metrics { interval = 0s } }", "interval", "30s", "30s"),
+        # The job would give up on /health before its first poll. Its default is the ready budget,
+        # computed from the checkpoint, so the fix is the least value; SPK546's fix then raises it
+        # to the budget (600 s + 543.6 GB at 0.5 and 0.25 GB/s).
+        ("target slurm { ready_timeout = 0s }", "ready_timeout", "1s", "1h4m22s"),
         # `timeout 0` runs the download without any limit.
-        ("target slurm {}\n  weights { download = true\n download_timeout = 0s }", "download_timeout", "2h"),
+        ("target slurm {}\n  weights { download = true\n download_timeout = 0s }", "download_timeout", "2h", "2h"),
     ],
 )
 def test_a_zero_duration_is_an_error_whose_fix_is_the_default(
-    spark, tmp_path: Path, targets: str, key: str, default: str
+    spark, tmp_path: Path, targets: str, key: str, default: str, converged: str
 ) -> None:
     d = assert_error(spark, tmp_path, spec(targets=targets), "SPK105")
     assert d["message"] == f"`{key}` must be at least 1s, found `0s`"
@@ -203,4 +205,4 @@ def test_a_zero_duration_is_an_error_whose_fix_is_the_default(
     assert [e["text"] for e in fix["edits"]] == [default]
     result = check(spark, tmp_path, (tmp_path / "muse.spark").read_text(), "--fix", "--unsafe-fixes")
     assert result.returncode == 0, result.stdout
-    assert f"{key} = {default}" in (tmp_path / "muse.spark").read_text()
+    assert f"{key} = {converged}" in (tmp_path / "muse.spark").read_text()

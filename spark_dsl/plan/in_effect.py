@@ -51,6 +51,8 @@ SHOWN_BY_PLAN = {"runtime.fabric": "fabric", "runtime.router_image": "router_ima
 # and up): vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults; 256 on smaller GPUs.
 VLLM_MAX_NUM_SEQS_LARGE_GPU = 1024
 VLLM_MAX_NUM_SEQS_SMALL_GPU = 256
+# On vLLM's CPU backend: 128 per rank of a replica for the API server (the same function).
+VLLM_MAX_NUM_SEQS_PER_CPU_RANK = 128
 LARGE_GPU_BYTES = 70 * 2**30
 
 
@@ -86,20 +88,35 @@ def _plan_settings(plan: Plan) -> Iterator[InEffect]:
         yield settings[key]
 
 
+def _max_num_seqs(plan: Plan) -> InEffect:
+    """vLLM 0.33's default for its API server: by the GPU's memory, or on vLLM's CPU backend 128 per
+    rank of a replica (`EngineArgs.get_batch_defaults`, world size = pp x tp)."""
+    memory = plan.accelerator.memory_gb
+    if memory is None:
+        world = plan.pools[0].replica_gpus
+        return InEffect(
+            "max_num_seqs",
+            VLLM_MAX_NUM_SEQS_PER_CPU_RANK * world,
+            f"{VLLM_DEFAULT} on the CPU backend: {VLLM_MAX_NUM_SEQS_PER_CPU_RANK} per rank",
+            kind=Kind.COUNT,
+        )
+    large = memory * 10**9 >= LARGE_GPU_BYTES
+    return InEffect(
+        "max_num_seqs",
+        VLLM_MAX_NUM_SEQS_LARGE_GPU if large else VLLM_MAX_NUM_SEQS_SMALL_GPU,
+        f"{VLLM_DEFAULT} for {plan.accelerator.display_name}",
+        kind=Kind.COUNT,
+    )
+
+
 def _vllm_defaults(plan: Plan) -> dict[str, InEffect]:
     """What vLLM 0.33 takes for the keys a plan leaves to it (no flag, no variable emitted)."""
-    large = plan.accelerator.memory_gb * 10**9 >= LARGE_GPU_BYTES
-    return {
+    defaults = {
         # vllm/config/model.py: without --max-model-len, the model's own context length.
         "max_model_len": InEffect(
             "max_model_len", plan.model.max_context, f"{VLLM_DEFAULT}: the model's context length", kind=Kind.COUNT
         ),
-        "max_num_seqs": InEffect(
-            "max_num_seqs",
-            VLLM_MAX_NUM_SEQS_LARGE_GPU if large else VLLM_MAX_NUM_SEQS_SMALL_GPU,
-            f"{VLLM_DEFAULT} for {plan.accelerator.display_name}",
-            kind=Kind.COUNT,
-        ),
+        "max_num_seqs": _max_num_seqs(plan),
         # vllm/config/cache.py: CacheConfig.gpu_memory_utilization = 0.92 (the catalog's threshold).
         "gpu_memory_utilization": InEffect(
             "gpu_memory_utilization", plan.thresholds.gpu_memory_utilization, VLLM_DEFAULT, kind=Kind.FRACTION
@@ -111,6 +128,9 @@ def _vllm_defaults(plan: Plan) -> dict[str, InEffect]:
             "model_runner", "vLLM's configuration decides", VLLM_DEFAULT, kind=Kind.SYMBOL, described=True
         ),
     }
+    if plan.accelerator.on_host:  # vLLM's CPU backend takes its KV cache size from host_memory instead
+        del defaults["gpu_memory_utilization"]
+    return defaults
 
 
 def _block_settings(plan: Plan) -> Iterator[InEffect]:
@@ -205,6 +225,9 @@ def _memory(plan: Plan, _block: Block) -> tuple[Any, str]:
     from spark_dsl.targets.pod_resources import MEMORY_PER_GPU
 
     shm = int(plan.runtime.value("shm_size") or 0)
+    if plan.accelerator.on_host:
+        host = int(plan.runtime.value("host_memory") or 0)
+        return MEMORY_PER_GPU * _gpus(plan) + shm + host, f"{DEFAULT}: 16GiB per rank + shm_size + host_memory"
     return MEMORY_PER_GPU * _gpus(plan) + shm, f"{DEFAULT}: 16GiB per GPU + runtime.shm_size"
 
 
@@ -218,8 +241,23 @@ def _ephemeral_storage(plan: Plan, block: Block) -> tuple[Any, str]:
     return SMALL_EPHEMERAL_STORAGE, DEFAULT
 
 
+def _ready_budget(plan: Plan, _block: Block) -> tuple[Any, str]:
+    from spark_dsl.plan.weights import ready_budget
+
+    return ready_budget(plan).seconds, f"{DEFAULT}: estimated from the checkpoint's size"
+
+
+def _budget_wait(plan: Plan, _block: Block) -> tuple[Any, str]:
+    from spark_dsl.plan.weights import ready_budget
+
+    return ready_budget(plan).seconds, f"{DEFAULT}: the ready budget (serve.ready_timeout)"
+
+
 _COMPUTED: dict[str, Callable[[Plan, Block], tuple[Any, str]]] = {
     "serve.port": _api_port,
+    "serve.ready_timeout": _ready_budget,
+    "target.slurm.ready_timeout": _budget_wait,
+    "target.compose.start_period": _budget_wait,
     "runtime.image": _image,
     "target.compose.project": _project,
     "target.kubernetes.cpu": _cpu,
@@ -248,7 +286,13 @@ def _rdma_or_efa(plan: Plan, _block: Block) -> bool:
 
 # Defaults shown only where they take effect: the claim's size and class with `pvc(...)`, the
 # RDMA resource with an InfiniBand or RoCE fabric, the device count with any RDMA fabric.
+def _on_host(plan: Plan, _block: Block) -> bool:
+    return plan.accelerator.on_host
+
+
 _APPLIES: dict[str, Callable[[Plan, Block], bool]] = {
+    "runtime.host_memory": _on_host,
+    "runtime.cpu_cores": _on_host,
     "target.kubernetes.cache_size": _claim,
     "target.kubernetes.storage_class": _claim,
     "target.kubernetes.rdma_resource": _rdma,

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from spark_dsl import catalog
-from spark_dsl.plan import template
+from spark_dsl.plan import host_cpus, template
+from spark_dsl.plan.capacity import kv_cache_bytes
 from spark_dsl.plan.managed import ENGINE_READY_ENV, FABRIC_ENV
 from spark_dsl.plan.model import Launch, Plan, Pool
 from spark_dsl.plan.template import Template, placeholder
+from spark_dsl.plan.weights import model_id as model_id
+from spark_dsl.plan.weights import ready_budget
 from spark_dsl.values import SecretRef, Speculative
 
 # Placeholders are Templates (`placeholder(NAME)`, or `Template(...)` around text that holds one):
@@ -16,6 +19,8 @@ from spark_dsl.values import SecretRef, Speculative
 POOL_ADDRESS = {role: placeholder(name) for role, name in template.POOL_ADDRESS.items()}
 # Each rank binds its NIXL side channel on, and advertises, the address of its own node.
 NODE_ADDRESS = placeholder(template.NODE_ADDRESS)
+# The interface that holds that address: Gloo's and NCCL's sockets between the nodes use it.
+NODE_INTERFACE = placeholder(template.NODE_INTERFACE)
 # A node's rank in its pool and a headless node's first data-parallel rank: placeholders, so the
 # pool's nodes share one argv template; each launch records its own values (`Launch.ranks`).
 NODE_RANK = placeholder(template.NODE_RANK)
@@ -32,14 +37,6 @@ def _json(value: Mapping[str, object]) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def model_id(plan: Plan) -> str:
-    path = plan.runtime.value("model_path")
-    if path:
-        return str(path)
-    assert plan.checkpoint is not None
-    return plan.checkpoint.repository
-
-
 def api_port(plan: Plan) -> int:
     return int(plan.serve.value("port"))
 
@@ -48,9 +45,6 @@ class LaunchBuilder:
     """Builds the launches of a plan without errors (rules have passed)."""
 
     def __init__(self, plan: Plan) -> None:
-        # Here, not at the top: `weights` reads `model_id` from this module.
-        from spark_dsl.plan.weights import ready_budget
-
         self.plan = plan
         self.ports = catalog.load().recipe.ports
         self.serve = plan.serve
@@ -106,6 +100,9 @@ class LaunchBuilder:
             argv += ["--kv-cache-dtype", plan.value("kv_cache_dtype")]
         if plan.value("gpu_memory_utilization") is not None:
             argv += ["--gpu-memory-utilization", f"{plan.value('gpu_memory_utilization'):g}"]
+        kv_bytes = kv_cache_bytes(plan, pool)  # vLLM's CPU backend: each rank's KV cache, from host memory
+        if kv_bytes is not None:
+            argv += ["--kv-cache-memory-bytes", str(kv_bytes)]
         for key, name in (("prefix_caching", "prefix-caching"), ("chunked_prefill", "chunked-prefill")):
             value = plan.value(key)
             if value is not None:
@@ -220,8 +217,23 @@ class LaunchBuilder:
             env[plan.vendor.online_quantization_env] = quantization
         fabric = self.runtime.value("fabric")
         env.update(FABRIC_ENV.get(fabric or "", {}))
-        if pool.pp > 1 and pool.nodes > 1:
-            env["VLLM_HOST_IP"] = NODE_ADDRESS
+        cores = self.runtime.value("cpu_cores")  # vLLM's CPU backend: each rank's threads on its CPUs
+        if cores and plan.accelerator.on_host:
+            ids = host_cpus.parse(cores)
+            assert isinstance(ids, list)  # SPK240 reports a list that does not parse
+            env[host_cpus.THREADS_BIND_ENV] = host_cpus.binding(ids, host_cpus.local_ranks(pool))
+        if pool.nodes > 1:
+            # A pool over several nodes (data or pipeline parallel): each rank advertises its own
+            # node's address, not the default route's (vLLM's get_ip(), `vllm/utils/network_utils.py`),
+            # and Gloo and NCCL use the interface that holds it, since Gloo otherwise binds what the
+            # host name resolves to, 127.0.1.1 on Debian (torch's ProcessGroupGloo.cpp,
+            # createDefaultDevice; vLLM's troubleshooting guide, "Incorrect network setup"). The
+            # spec's serve.env wins (VLLM_HOST_IP is the compiler's only for a pipeline, SPK904).
+            env.setdefault("VLLM_HOST_IP", NODE_ADDRESS)
+            env.setdefault("GLOO_SOCKET_IFNAME", NODE_INTERFACE)
+            # NCCL reads a list of name prefixes; a leading `=` makes it this exact name (NCCL's
+            # "Environment Variables", NCCL_SOCKET_IFNAME), so `ib0` does not also take `ib0.8001`.
+            env.setdefault("NCCL_SOCKET_IFNAME", Template(f"={NODE_INTERFACE}"))
         if pool.role in KV_ROLES:
             env["VLLM_NIXL_SIDE_CHANNEL_HOST"] = NODE_ADDRESS
             env["VLLM_NIXL_SIDE_CHANNEL_PORT"] = str(self.ports.nixl(pool.role))

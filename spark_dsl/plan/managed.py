@@ -42,6 +42,11 @@ RENDEZVOUS_ENV = ("VLLM_HOST_IP",)
 # default), which the compiler sets from the ready budget. Not managed: `serve.env` may raise it, and
 # SPK544 reports a value below the budget.
 ENGINE_READY_ENV = "VLLM_ENGINE_READY_TIMEOUT_S"
+# vLLM's CPU backend: each rank's KV cache, which the compiler sizes from `runtime.host_memory`
+# (`--kv-cache-memory-bytes`), and the variable that would override that flag (`vllm/platforms/cpu.py`
+# turns VLLM_CPU_KVCACHE_SPACE GiB into the same setting). Managed where the accelerator is the host.
+HOST_FLAGS = ("--kv-cache-memory-bytes",)
+HOST_ENV = ("VLLM_CPU_KVCACHE_SPACE",)
 # Variables the compiler manages; `serve.env` may not set them.
 MANAGED_ENV = (
     "VLLM_USE_RUST_FRONTEND",

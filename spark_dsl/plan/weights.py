@@ -10,7 +10,6 @@ import math
 
 from msgspec import Struct
 
-from spark_dsl.plan.launches import model_id
 from spark_dsl.plan.model import Plan
 
 # Startup budgets, our own assumptions (docs/targets.md): engine start-up (compilation, CUDA graphs)
@@ -18,6 +17,15 @@ from spark_dsl.plan.model import Plan
 STARTUP_BASE_SECONDS = 600
 LOAD_GB_PER_SECOND = 0.5
 DOWNLOAD_GB_PER_SECOND = 0.25
+
+
+def model_id(plan: Plan) -> str:
+    """What `vllm serve` is given: `runtime.model_path`, else the checkpoint's repository."""
+    path = plan.runtime.value("model_path")
+    if path:
+        return str(path)
+    assert plan.checkpoint is not None
+    return plan.checkpoint.repository
 
 
 class Staging(Struct, frozen=True):

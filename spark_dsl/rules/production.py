@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from spark_dsl.diagnostics import Edit, Fix
 from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
+from spark_dsl.rules.registry import shown as _shown
 from spark_dsl.rules.safety import _at_item, _destination, _drop_items, _extra_args, _items
 from spark_dsl.rules.targets import (
     DNS_SUBDOMAIN,
     LABEL_NAME,
     _fits,
     _qualified_name_problem,
-    _shown,
     _suggest_qualified_name,
 )
 from spark_dsl.span import Location, Span

@@ -9,6 +9,8 @@ from spark_dsl.plan.model import Plan
 from spark_dsl.rules.registry import Finding, rule, shown
 
 _ROUTER = "vllm-router"
+# A prefill pool and a decode pool of one node each: the explain examples' topology.
+_PD = "disaggregation {\n  prefill {\n    nodes = 1\n  }\n  decode {\n    nodes = 1\n  }\n}"
 
 
 def _package() -> str:
@@ -57,3 +59,32 @@ def router_image(plan: Plan) -> Iterator[Finding]:
 def _image(plan: Plan) -> str:
     chosen = plan.runtime.value("image")
     return str(chosen) if chosen else catalog.load().image(plan.accelerator.vendor)
+
+
+@rule(
+    "SPK548",
+    "warning",
+    "the P/D router serves without checking the API key",
+    checks="A disaggregated deployment with `serve.api_key`: its entry point is the router. The "
+    "warning points at `disaggregation`.",
+    basis=f"`{_ROUTER}` checks no key on the requests it receives; it calls the prefill and decode "
+    "servers with the deployment's key from its own environment (`OPENAI_API_KEY`). Anyone who "
+    "reaches the router's port is served as if they held the key; the servers' own ports still "
+    "check it.",
+    failing='serve {\n  api_key = secret("vllm-api-key")\n}\n' + _PD,
+    fixed='serve {\n  api_key = secret("vllm-api-key")\n}\n# The router\'s port stays inside the cluster.\n'
+    "# spark: ignore[SPK548]\n" + _PD,
+)
+def router_without_key(plan: Plan) -> Iterator[Finding]:
+    if not plan.disaggregated:
+        return
+    if plan.serve.value("api_key") is None:
+        return
+    yield Finding(
+        f"the P/D router on port {plan.serve.value('port')} answers every request without asking for "
+        "the deployment's API key",
+        plan.spec.block("disaggregation").header("disaggregation"),
+        "keep the router's port inside your network, or put an authenticating gateway in front of it, "
+        "then silence this with `# spark: ignore[SPK548]`",
+        label="the router checks no key",
+    )

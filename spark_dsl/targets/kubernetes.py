@@ -34,6 +34,11 @@ LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 # group per node) are its LWS index, which the kubelet expands in args.
 WORKER_INDEX = "$(LWS_WORKER_INDEX)"
 POD_IP = "SPARK_POD_IP"
+# The pod's own network interface, which holds its pod IP: the runtime asks the CNI plugin for
+# `eth0` (containerd's CRI plugin, `defaultIfName`, "the default network interface for the pods"),
+# and llm-d's LeaderWorkerSet manifests give it to GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME
+# (llm-d/llm-d, guides/wide-ep-lws/manifests/modelserver/base/prefill.yaml and decode.yaml).
+POD_INTERFACE = "eth0"
 # The router loads no weights: ten minutes to start.
 STARTUP_PERIOD_SECONDS = pod_resources.PERIOD_SECONDS
 _QUANTITY_UNITS = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
@@ -295,6 +300,8 @@ class Manifest:
         def value(name: str) -> str:
             if name == placeholders.NODE_ADDRESS or (name == head and leader):
                 return f"$({POD_IP})"
+            if name == placeholders.NODE_INTERFACE:
+                return POD_INTERFACE
             if name == head:
                 return LEADER_ADDRESS
             if name in placeholders.RANKS and not leader:
@@ -401,7 +408,12 @@ TARGET = Target(
             default="the download's size with `emptydir`, else 50GiB",
         ),
         KeySpec("cpu", Kind.INTEGER, "CPU cores requested by each vLLM pod", default="4 per GPU", minimum=1),
-        KeySpec("memory", Kind.SIZE, "memory requested by each vLLM pod", default="16GiB per GPU + shm_size"),
+        KeySpec(
+            "memory",
+            Kind.SIZE,
+            "memory requested by each vLLM pod",
+            default="16GiB per GPU + shm_size (+ host_memory on vLLM's CPU backend)",
+        ),
         KeySpec(
             "rdma_resource",
             Kind.STRING,

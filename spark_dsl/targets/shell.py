@@ -17,7 +17,7 @@ FILE_NAME = "serve.sh"
 # The positional arguments after the rank, by the placeholders a deployment uses.
 _ADDRESS_ARGUMENTS = (placeholders.HEAD, placeholders.PREFILL, placeholders.DECODE)
 # Placeholders a rank fills itself, on its node.
-_OWN = (placeholders.NODE_ADDRESS,)
+_OWN = (placeholders.NODE_ADDRESS, placeholders.NODE_INTERFACE)
 
 
 def secret_checks(launches: Sequence[Launch], indent: str = "") -> list[str]:
@@ -90,16 +90,11 @@ def _download(job: Job, indent: str = "") -> list[str]:
     return staging.download_lines(staged, indent=indent)
 
 
-def _ranks(job: Job, launches: Sequence[Launch]) -> str:
-    used = _placeholders(launches)
-    addresses = [name for name in _ADDRESS_ARGUMENTS if name in used]
-    unknown = [name for name in used if name not in (*_ADDRESS_ARGUMENTS, *_OWN)]
-    if unknown:
-        raise TargetError(f"the shell target cannot fill {', '.join(unknown)}")
-    ranks = sorted({launch.node_rank for launch in launches})
+def _ranks_header(job: Job, ranks: list[int], addresses: list[str], used: list[str]) -> list[str]:
+    """The comment lines of a script of several node ranks: usage, addresses, interfaces, ports."""
     usage = " ".join(["NODE_RANK", *(f"[{name.removeprefix('SPARK_')}]" for name in addresses)])
     from_env = ", ".join(["SPARK_NODE_RANK", *addresses])
-    header = job.header(
+    return job.header(
         f"Runs the launches of one node of {job.name}: {len(ranks)} nodes, ranks 0-{ranks[-1]}.",
         f"Usage: serve.sh {usage}   (or set {from_env} in the environment)",
         *(
@@ -109,15 +104,38 @@ def _ranks(job: Job, launches: Sequence[Launch]) -> str:
         ),
         "Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or"
         f" {node_address.INTERFACE_VARIABLE} to pick the interface); a pool's head defaults to its own address.",
+        *(
+            [
+                "Gloo and NCCL use the interface that holds that address (set SPARK_NODE_INTERFACE for another,"
+                " or GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME in serve.env)."
+            ]
+            if placeholders.NODE_INTERFACE in used
+            else []
+        ),
         *ports.header_lines(job.plan, job.launches),
         image=False,
     )
+
+
+def _ranks(job: Job, launches: Sequence[Launch]) -> str:
+    used = _placeholders(launches)
+    addresses = [name for name in _ADDRESS_ARGUMENTS if name in used]
+    unknown = [name for name in used if name not in (*_ADDRESS_ARGUMENTS, *_OWN)]
+    if unknown:
+        raise TargetError(f"the shell target cannot fill {', '.join(unknown)}")
+    ranks = sorted({launch.node_rank for launch in launches})
+    header = _ranks_header(job, ranks, addresses, used)
     lines = [
         "#!/usr/bin/env bash",
         *(f"# {line}" for line in header),
         "set -euo pipefail",
         "",
         *node_address.function_lines(),
+        *(
+            node_address.interface_function_lines(f"; set {placeholders.NODE_INTERFACE}")
+            if placeholders.NODE_INTERFACE in used
+            else []
+        ),
         "",
         'SPARK_NODE_RANK="${1:-${SPARK_NODE_RANK:-}}"',
     ]
@@ -149,8 +167,12 @@ def _ranks(job: Job, launches: Sequence[Launch]) -> str:
 
 
 def _own_addresses(used: list[str], own_head: str | None) -> list[str]:
-    """This node's address, and the head address of the pool this node leads, unless given."""
+    """This node's address (and the interface that holds it, where a launch needs it), and the head
+    address of the pool this node leads, unless given."""
     lines = [f'{placeholders.NODE_ADDRESS}="${{{placeholders.NODE_ADDRESS}:-$({node_address.FUNCTION})}}"']
+    if placeholders.NODE_INTERFACE in used:
+        name, find = placeholders.NODE_INTERFACE, node_address.INTERFACE_FUNCTION
+        lines.append(f'{name}="${{{name}:-$({find} "${{{placeholders.NODE_ADDRESS}}}")}}"')
     if own_head in used:
         lines.append(f'{own_head}="${{{own_head}:-${{{placeholders.NODE_ADDRESS}}}}}"')
     return lines
@@ -167,10 +189,10 @@ def _rank_branch(launches: Sequence[Launch], own_head: str | None, cache: list[s
     lines = [f"  {server.node_rank})"]
     used = _placeholders(launches)
     own = _own_addresses(used, own_head)
-    if placeholders.NODE_ADDRESS in used or own_head in used:
+    if any(name in used for name in _OWN) or own_head in used:
         lines += [pad + line for line in own]
     for name in used:
-        if name not in (placeholders.NODE_ADDRESS, own_head):
+        if name not in (*_OWN, own_head):
             lines.append(f'{pad}: "${{{name}:?set {name} or pass it as an argument}}"')
     lines += secret_checks(launches, pad)
     for launch in side:
@@ -192,11 +214,34 @@ def _rank_branch(launches: Sequence[Launch], own_head: str | None, cache: list[s
     lines += cache
     lines += exports(server, pad)
     body = command_lines(server.argv, pad + "  ")
-    # With a side launch the shell must outlive the server to run the EXIT trap, so no `exec`.
-    first = f"{pad}{body[0]}" if side else f"{pad}exec {body[0]}"
-    lines += joined([first, *body[1:]])
-    lines.append(f"{pad};;")
-    return lines
+    if not side:
+        lines += joined([f"{pad}exec {body[0]}", *body[1:]])
+        lines.append(f"{pad};;")
+        return lines
+    lines += joined([f"{pad}{body[0]}", *body[1:]])
+    lines[-1] += " &"
+    return [*lines, *_node_lifetime([launch.role for launch in side], pad), f"{pad};;"]
+
+
+def _ended_note(role: str, pad: str) -> str:
+    message = f"serve.sh: the {role} exited ($code); stopping this node"
+    return f'{pad}if [ "$ended" = "${role}_pid" ]; then echo "{message}" >&2; fi'
+
+
+def _node_lifetime(roles: list[str], pad: str) -> list[str]:
+    """Both run in the background, and the first to end ends the node: a router that gave up
+    (its wait for the workers is the ready budget) stops the server with an error, instead of
+    leaving the API port closed while the script still seems to serve."""
+    pids = " ".join(f'"${role}_pid"' for role in [*roles, "server"])
+    return [
+        f"{pad}server_pid=$!",
+        f"{pad}trap 'kill {pids} 2>/dev/null || true' EXIT",
+        f"{pad}trap 'exit 143' TERM INT",
+        f"{pad}code=0",
+        f"{pad}wait -n -p ended {pids} || code=$?",
+        *(_ended_note(role, pad) for role in [*roles, "server"]),
+        f'{pad}exit "$code"',
+    ]
 
 
 TARGET = Target(

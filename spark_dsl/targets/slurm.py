@@ -12,6 +12,8 @@ from spark_dsl.targets.shell import program_check, secret_checks
 from spark_dsl.targets.shell_words import command_lines, joined, quote, word
 
 FILE_NAME = "job.sbatch"
+# What a launch binds, advertises and talks to other nodes on: its own node's, from the probe.
+_OWN = ((placeholders.NODE_ADDRESS, "node_addresses"), (placeholders.NODE_INTERFACE, "node_interfaces"))
 HEALTH_POLL_SECONDS = 2
 
 
@@ -38,7 +40,8 @@ def render(job: Job) -> str:
         _directive("job-name", job.name),
         _directive("nodes", nodes),
         _directive("ntasks-per-node", 1),
-        _directive("gpus-per-node", job.gpus),
+        # vLLM's CPU backend asks for no GPU: its ranks are processes on the node's CPUs.
+        *([] if plan.accelerator.on_host else [_directive("gpus-per-node", job.gpus)]),
         _directive("exclusive"),
         _directive("time", slurm_time(int(job.setting("time")))),
     ]
@@ -65,6 +68,7 @@ def render(job: Job) -> str:
         *_addresses(job),
         *_download(job),
         "",
+        *_node_cpus(job),
         "steps=()",
     ]
     for launch in job.launches:
@@ -112,26 +116,58 @@ def _pool_heads(job: Job) -> list[tuple[str, Pool]]:
     return [(placeholders.POOL_ADDRESS[pool.role], pool) for pool in job.plan.pools]
 
 
+def _uses(job: Job, name: str) -> bool:
+    """Whether any launch's argv or environment holds the placeholder `name`."""
+    texts = [t for launch in job.launches for t in (*launch.argv, *(v for _, v in launch.env))]
+    return name in placeholders.used(texts)
+
+
 def _addresses(job: Job) -> list[str]:
-    """Every node's own address, probed on that node, then each placeholder from the environment or it."""
+    """Every node's own address (and, where a launch needs it, the interface that holds it), probed
+    on that node, then each placeholder from the environment or it."""
     nodes = job.plan.total_nodes
+    if _uses(job, placeholders.NODE_INTERFACE):
+        answer = "`NODE_ID ADDRESS INTERFACE`"
+        functions = [*node_address.function_lines(), *node_address.interface_function_lines()]
+        report = [
+            f'address="$({node_address.FUNCTION})" && interface="$({node_address.INTERFACE_FUNCTION} "$address")"',
+            'printf \'%s %s %s\\n\' "$SLURM_NODEID" "${address:-}" "${interface:-}"',
+        ]
+        read = [
+            "node_interfaces=()",
+            "while read -r node address interface; do",
+            '  if [ -n "$address" ]; then node_addresses[node]="$address"; fi',
+            '  if [ -n "$interface" ]; then node_interfaces[node]="$interface"; fi',
+        ]
+        counted: tuple[tuple[str, str], ...] = ("address", "node_addresses"), ("interface", "node_interfaces")
+    else:
+        answer = "`NODE_ID ADDRESS`"
+        functions = node_address.function_lines()
+        report = [f'printf \'%s %s\\n\' "$SLURM_NODEID" "$({node_address.FUNCTION})"']
+        read = [
+            "while read -r node address; do",
+            '  if [ -n "$address" ]; then node_addresses[node]="$address"; fi',
+        ]
+        counted = (("address", "node_addresses"),)
     lines = [
-        "# One probe per node, run on the node itself (never in the image), answers `NODE_ID ADDRESS`.",
+        f"# One probe per node, run on the node itself (never in the image), answers {answer}.",
         "probe=\"$(cat <<'PROBE'",
-        *node_address.function_lines(),
-        f'printf \'%s %s\\n\' "$SLURM_NODEID" "$({node_address.FUNCTION})"',
+        *functions,
+        *report,
         "PROBE",
         ')"',
         "node_addresses=()",
-        "while read -r node address; do",
-        '  if [ -n "$address" ]; then node_addresses[node]="$address"; fi',
+        *read,
         f'done < <(srun --nodes={nodes} --ntasks={nodes} --ntasks-per-node=1 bash -c "$probe")',
-        f'if [ "${{#node_addresses[@]}}" -ne {nodes} ]; then',
-        f'  echo "spark: found the address of ${{#node_addresses[@]}} of {nodes} nodes" >&2',
-        "  exit 1",
-        "fi",
-        f'{placeholders.HEAD}="${{{placeholders.HEAD}:-${{node_addresses[0]}}}}"',
     ]
+    for what, array in counted:
+        lines += [
+            f'if [ "${{#{array}[@]}}" -ne {nodes} ]; then',
+            f'  echo "spark: found the {what} of ${{#{array}[@]}} of {nodes} nodes" >&2',
+            "  exit 1",
+            "fi",
+        ]
+    lines.append(f'{placeholders.HEAD}="${{{placeholders.HEAD}:-${{node_addresses[0]}}}}"')
     for name, pool in _pool_heads(job):
         if name != placeholders.HEAD:
             lines.append(f'{name}="${{{name}:-${{node_addresses[{pool.first_rank}]}}}}"')
@@ -180,16 +216,47 @@ def _container(job: Job, image: str | None = None) -> tuple[list[str], list[str]
             options.append(f"--container-mounts={quote(f'{cache}:{MODEL_CACHE}')}")
         return options, []
     if kind == "apptainer":
-        prefix = ["apptainer", "exec", job.runtime_facts.apptainer_flag]
+        flag = job.runtime_facts.apptainer_flag  # None: no GPU to reach (vLLM's CPU backend)
+        prefix = ["apptainer", "exec", *([flag] if flag else [])]
         if cache:
             prefix.append(f"--bind={quote(f'{cache}:{MODEL_CACHE}')}")
         return [], [*prefix, quote(f"docker://{image}")]
     return [], []
 
 
+def _node_cpus(job: Job) -> list[str]:
+    """`node_cpus[RANK]`: the CPUs the job holds on each node, from SLURM_JOB_CPUS_PER_NODE (sbatch(1):
+    counts in the order of SLURM_JOB_NODELIST, the order `--relative` counts in, as `72(x2),36`)."""
+    nodes = job.plan.total_nodes
+    return [
+        "# Each node's CPUs in this job, by node rank: every server step asks for all of its node's.",
+        "node_cpus=()",
+        'IFS=, read -ra cpu_counts <<<"${SLURM_JOB_CPUS_PER_NODE:?submit this script with sbatch}"',
+        'for entry in "${cpu_counts[@]}"; do',
+        '  count="${entry%%(*}"',
+        "  repeat=1",
+        '  if [[ "$entry" == *"(x"* ]]; then',
+        '    repeat="${entry#*(x}"',
+        '    repeat="${repeat%)}"',
+        "  fi",
+        '  for ((i = 0; i < repeat; i++)); do node_cpus+=("$count"); done',
+        "done",
+        f'if [ "${{#node_cpus[@]}}" -ne {nodes} ]; then',
+        f'  echo "spark: SLURM_JOB_CPUS_PER_NODE=$SLURM_JOB_CPUS_PER_NODE does not list {nodes} nodes" >&2',
+        "  exit 1",
+        "fi",
+        "",
+    ]
+
+
 def _step(job: Job, launch: Launch) -> list[str]:
     srun = ["srun", "--nodes=1", "--ntasks=1", f"--relative={launch.node_rank}"]
-    if not is_vllm(launch):
+    if is_vllm(launch):
+        # Every CPU the job holds on the node. Without it a step gets SRUN_CPUS_PER_TASK per task
+        # when that is set (Slurm 22.05 on; SLURM_CPUS_PER_TASK again from 23.11, which `sbatch -c`
+        # sets), and with it a step gets exactly that many (srun(1), --cpus-per-task; it implies --exact).
+        srun.append(f'--cpus-per-task="${{node_cpus[{launch.node_rank}]}}"')
+    else:
         # The router shares its node with that node's server and needs none of its resources.
         srun.append("--overlap")
     options, program = _container(job, None if is_vllm(launch) else job.router_image)
@@ -202,8 +269,10 @@ def _step(job: Job, launch: Launch) -> list[str]:
     lines = joined([f"{prefix} {body[0]}", *body[1:]])
     lines[-1] += " &"
     own = []
-    if placeholders.NODE_ADDRESS in placeholders.used([*launch.argv, *(value for _, value in launch.env)]):
-        own = [f'{placeholders.NODE_ADDRESS}="${{node_addresses[{launch.node_rank}]}}"']
+    used = placeholders.used([*launch.argv, *(value for _, value in launch.env)])
+    for name, array in _OWN:
+        if name in used:
+            own.append(f'{name}="${{{array}[{launch.node_rank}]}}"')
     return [f"# node rank {launch.node_rank}: {launch.role}", *own, *lines, 'steps+=("$!")']
 
 

@@ -3,6 +3,7 @@
 # Runs the launches of one node of muse-b200-dp2: 2 nodes, ranks 0-1.
 # Usage: serve.sh NODE_RANK [HEAD_ADDRESS]   (or set SPARK_NODE_RANK, SPARK_HEAD_ADDRESS in the environment)
 # Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or SPARK_ADDRESS_INTERFACE to pick the interface); a pool's head defaults to its own address.
+# Gloo and NCCL use the interface that holds that address (set SPARK_NODE_INTERFACE for another, or GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME in serve.env).
 # Open between the nodes: TCP 8000 (the server API), 13345 (the server data-parallel RPC, on its head); vLLM and NCCL also use ports they pick at run time, so allow TCP between them.
 set -euo pipefail
 
@@ -21,6 +22,17 @@ spark_node_address() {
   fi
   printf '%s\n' "$address"
 }
+# The interface that holds an address of this node (Gloo's and NCCL's).
+spark_node_interface() {
+  local interface
+  interface="$(ip -4 -o addr show |
+    awk -v address="$1" '{ split($4, a, "/"); if (a[1] == address) { print $2; exit } }')"
+  if [ -z "$interface" ]; then
+    echo "spark: no interface of $(hostname) holds $1; set SPARK_NODE_INTERFACE" >&2
+    return 1
+  fi
+  printf '%s\n' "$interface"
+}
 
 SPARK_NODE_RANK="${1:-${SPARK_NODE_RANK:-}}"
 if [ "$#" -ge 2 ]; then SPARK_HEAD_ADDRESS="$2"; fi
@@ -28,10 +40,14 @@ if [ "$#" -ge 2 ]; then SPARK_HEAD_ADDRESS="$2"; fi
 case "$SPARK_NODE_RANK" in
   0)
     SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
+    SPARK_NODE_INTERFACE="${SPARK_NODE_INTERFACE:-$(spark_node_interface "${SPARK_NODE_ADDRESS}")}"
     SPARK_HEAD_ADDRESS="${SPARK_HEAD_ADDRESS:-${SPARK_NODE_ADDRESS}}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
     : "${VLLM_API_KEY:?set VLLM_API_KEY (secret vllm-api-key)}"
+    export GLOO_SOCKET_IFNAME="${SPARK_NODE_INTERFACE}"
+    export NCCL_SOCKET_IFNAME="=${SPARK_NODE_INTERFACE}"
     export VLLM_ENGINE_READY_TIMEOUT_S=3862
+    export VLLM_HOST_IP="${SPARK_NODE_ADDRESS}"
     export VLLM_USE_RUST_FRONTEND=1
     exec vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
       --port 8000 \
@@ -47,9 +63,14 @@ case "$SPARK_NODE_RANK" in
       --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}'
     ;;
   1)
+    SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
+    SPARK_NODE_INTERFACE="${SPARK_NODE_INTERFACE:-$(spark_node_interface "${SPARK_NODE_ADDRESS}")}"
     : "${SPARK_HEAD_ADDRESS:?set SPARK_HEAD_ADDRESS or pass it as an argument}"
     : "${HF_TOKEN:?set HF_TOKEN (secret hf-token)}"
+    export GLOO_SOCKET_IFNAME="${SPARK_NODE_INTERFACE}"
+    export NCCL_SOCKET_IFNAME="=${SPARK_NODE_INTERFACE}"
     export VLLM_ENGINE_READY_TIMEOUT_S=3862
+    export VLLM_HOST_IP="${SPARK_NODE_ADDRESS}"
     exec vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
       --tensor-parallel-size 8 \
       --enable-expert-parallel \

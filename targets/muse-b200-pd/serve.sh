@@ -58,7 +58,15 @@ case "$SPARK_NODE_RANK" in
       --enable-prefix-caching \
       --enable-chunked-prefill \
       --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}' \
-      --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer"}'
+      --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer"}' &
+    server_pid=$!
+    trap 'kill "$router_pid" "$server_pid" 2>/dev/null || true' EXIT
+    trap 'exit 143' TERM INT
+    code=0
+    wait -n -p ended "$router_pid" "$server_pid" || code=$?
+    if [ "$ended" = "$router_pid" ]; then echo "serve.sh: the router exited ($code); stopping this node" >&2; fi
+    if [ "$ended" = "$server_pid" ]; then echo "serve.sh: the server exited ($code); stopping this node" >&2; fi
+    exit "$code"
     ;;
   1)
     SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"

@@ -96,6 +96,7 @@ async def test_completion_inside_a_block_offers_that_blocks_keys(editor: Editor)
         "host",
         "served_model_name",
         "api_key",
+        "ready_timeout",
         "extra_args",
         "env",
     }

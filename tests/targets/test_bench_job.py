@@ -58,6 +58,8 @@ for name in ("--random-input-len", "--random-output-len", "--max-concurrency", "
     p.add_argument(name, type=int, required=True)
 p.add_argument("--ignore-eos", action="store_true")
 p.add_argument("--save-result", action="store_true")
+# vllm/benchmarks/serve.py (0.33.0): an int, default 0 (no ready check).
+p.add_argument("--ready-check-timeout-sec", type=int, default=0)
 a = p.parse_args(sys.argv[3:])
 assert a.backend == "openai-chat" and a.dataset_name == "random"
 
@@ -208,7 +210,8 @@ def test_the_bench_job_validates_strictly_and_runs_bench_shs_argv(tmp_path: Path
     proc = run(script, tmp_path, "muse-bench.inference.svc", VLLM_API_KEY=KEY, SPARK_API_PORT="8000")
     local = json.loads((tmp_path / "argv.json").read_text())
     assert proc.returncode != 0  # nothing listens there; the argv was recorded first
-    assert argv[1:] == [*local[:-1], "/tmp/bench-results"]
+    results = local.index("--result-dir") + 1
+    assert argv[1:] == [*local[:results], "/tmp/bench-results", *local[results + 1 :]]
     assert argv[argv.index("--model") + 1] == MODEL  # `$` arrives as written: the kubelet's `$$`
 
 

@@ -23,6 +23,8 @@ BODY
 TWO_NODES = ONE_NODE.replace("BODY", "  nodes = 2\n  parallel = dp(2) + tp + ep\nBODY")
 DISAGGREGATED = ONE_NODE.replace(
     "BODY",
+    # The router's image: vLLM's has no vllm-router (SPK547).
+    '  runtime {\n    router_image = "registry.example.com/vllm-router:0.1.17"\n  }\n'
     "  disaggregation {\n    prefill {\n      nodes = 1\n    }\n    decode {\n      nodes = 1\n    }\n  }\nBODY",
 )
 # vLLM 0.33.0's gauges (vllm/v1/metrics/loggers.py; docs/observability-research.md, section 1).

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,13 @@ def run(script: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str
     return subprocess.run(["sh", str(script), *args], capture_output=True, text=True, env={**base, **env})
 
 
+def checks(server) -> list:
+    """The requests after the /health wait, which comes first and carries no key."""
+    health, *rest = server.records
+    assert (health.method, health.path, health.status, health.auth_present) == ("GET", "/health", 200, False)
+    return rest
+
+
 @pytest.fixture
 def vision(tmp_path: Path) -> Path:
     return build(tmp_path, SPEC.replace("MODALITIES", "[text, image]"))
@@ -60,11 +68,12 @@ def test_lists_models_chats_and_sends_an_image_with_the_key(vision: Path, openai
     proc = run(vision, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(server.port))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
+        "smoke.sh: health: ok",
         "smoke.sh: list models: ok",
         "smoke.sh: chat completion: ok",
         "smoke.sh: chat completion with an image: ok",
     ]
-    records = server.records
+    records = checks(server)
     assert [(r.method, r.path, r.status) for r in records] == [
         ("GET", "/v1/models", 200),
         ("POST", "/v1/chat/completions", 200),
@@ -79,7 +88,7 @@ def test_the_address_comes_from_the_environment_too(vision: Path, openai_stub) -
     server = openai_stub("muse-spark-vision", api_key=KEY)
     proc = run(vision, VLLM_API_KEY=KEY, SPARK_API_ADDRESS="127.0.0.1", SPARK_API_PORT=str(server.port))
     assert proc.returncode == 0, proc.stderr
-    assert len(server.records) == 3
+    assert len(checks(server)) == 3
 
 
 def test_a_text_only_deployment_sends_no_image(tmp_path: Path, openai_stub) -> None:
@@ -87,8 +96,8 @@ def test_a_text_only_deployment_sends_no_image(tmp_path: Path, openai_stub) -> N
     server = openai_stub("muse-spark-vision", api_key=KEY, modalities=("text",))
     proc = run(script, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(server.port))
     assert proc.returncode == 0, proc.stderr
-    assert [r.path for r in server.records] == ["/v1/models", "/v1/chat/completions"]
-    assert server.records[1].content_types == ["text"]
+    assert [r.path for r in checks(server)] == ["/v1/models", "/v1/chat/completions"]
+    assert checks(server)[1].content_types == ["text"]
 
 
 def test_without_an_api_key_no_authorization_is_sent(tmp_path: Path, openai_stub) -> None:
@@ -98,7 +107,7 @@ def test_without_an_api_key_no_authorization_is_sent(tmp_path: Path, openai_stub
     server = openai_stub("muse-spark-vision")
     proc = run(script, "127.0.0.1", SPARK_API_PORT=str(server.port))
     assert proc.returncode == 0, proc.stderr
-    assert [r.auth_present for r in server.records] == [False, False]
+    assert [r.auth_present for r in checks(server)] == [False, False]
 
 
 def test_a_missing_address_is_a_clear_error(vision: Path) -> None:
@@ -128,7 +137,7 @@ def test_a_model_that_is_not_served_fails(vision: Path, openai_stub) -> None:
     proc = run(vision, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(server.port))
     assert proc.returncode == 1
     assert "list models: muse-spark-vision is not served at http://127.0.0.1:" in proc.stderr
-    assert [r.path for r in server.records] == ["/v1/models"]
+    assert [r.path for r in checks(server)] == ["/v1/models"]
 
 
 def test_a_deployment_refusing_images_fails_the_image_step(vision: Path, openai_stub) -> None:
@@ -138,13 +147,36 @@ def test_a_deployment_refusing_images_fails_the_image_step(vision: Path, openai_
     assert "chat completion with an image: HTTP 400" in proc.stderr
 
 
-def test_an_unreachable_endpoint_fails(vision: Path, openai_stub) -> None:
+def test_an_unreachable_endpoint_fails_once_the_ready_budget_is_spent(tmp_path: Path, openai_stub) -> None:
+    # The script waits for /health as long as the deployment may take to come up (its ready
+    # budget), then gives up with the address it waited for.
+    text = SPEC.replace("MODALITIES", "[text]").replace("  serve {\n", "  serve {\n    ready_timeout = 3s\n")
+    script = build(tmp_path, text)
     server = openai_stub("muse-spark-vision", api_key=KEY)
     port = server.port
     server.stop()
-    proc = run(vision, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(port))
+    started = time.monotonic()
+    proc = run(script, "127.0.0.1", VLLM_API_KEY=KEY, SPARK_API_PORT=str(port))
     assert proc.returncode == 1
-    assert f"list models: cannot reach http://127.0.0.1:{port}" in proc.stderr
+    assert f"health: http://127.0.0.1:{port}/health did not answer within 3s" in proc.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_the_checks_start_once_health_answers(vision: Path, openai_stub) -> None:
+    # A server that comes up after the script started: the first check waits for it.
+    gone = openai_stub("muse-spark-vision", api_key=KEY)
+    gone.stop()
+    env = {**os.environ, "VLLM_API_KEY": KEY, "SPARK_API_PORT": str(gone.port)}
+    late = subprocess.Popen(
+        ["sh", str(vision), "127.0.0.1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    time.sleep(3)
+    assert late.poll() is None  # still waiting for /health
+    server = openai_stub("muse-spark-vision", api_key=KEY, port=gone.port)
+    out, err = late.communicate(timeout=60)
+    assert late.returncode == 0, err
+    assert out.splitlines()[0] == "smoke.sh: health: ok"
+    assert [r.path for r in checks(server)][:1] == ["/v1/models"]
 
 
 # ---- the Kubernetes Job -------------------------------------------------------------------------
@@ -193,12 +225,12 @@ def test_the_smoke_jobs_command_runs_the_same_checks(tmp_path: Path, openai_stub
         env={**base, **env, "SPARK_API_ADDRESS": "127.0.0.1", "SPARK_API_PORT": str(server.port), "VLLM_API_KEY": KEY},
     )
     assert proc.returncode == 0, proc.stderr
-    assert [(r.path, r.auth_ok) for r in server.records] == [
+    assert [(r.path, r.auth_ok) for r in checks(server)] == [
         ("/v1/models", True),
         ("/v1/chat/completions", True),
         ("/v1/chat/completions", True),
     ]
-    assert server.records[2].content_types == ["text", "image_url"]
+    assert checks(server)[2].content_types == ["text", "image_url"]
 
 
 # ---- the Slurm batch job ------------------------------------------------------------------------
@@ -235,9 +267,9 @@ def test_smoke_sbatch_runs_on_slurm_against_the_endpoint(tmp_path: Path, openai_
     output = job.stdout_path.read_text() if job.stdout_path else ""
     assert job.ok, (job, output)
     assert "smoke.sbatch: chat completion with an image: ok" in output
-    assert [(r.method, r.path) for r in server.records] == [
+    assert [(r.method, r.path) for r in checks(server)] == [
         ("GET", "/v1/models"),
         ("POST", "/v1/chat/completions"),
         ("POST", "/v1/chat/completions"),
     ]
-    assert all(r.auth_ok for r in server.records)
+    assert all(r.auth_ok for r in checks(server))

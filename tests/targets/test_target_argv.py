@@ -3,15 +3,18 @@ Compose, Kubernetes and vLLM config files read back (TARGETS.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import validators as v
 from target_helpers import (
+    REPO,
     TARGETS,
     committed,
     compose_value,
@@ -33,9 +36,10 @@ ADDRESSES = {
     "SPARK_DECODE_ADDRESS": "10.0.0.3",
 }
 LOOPBACK = dict.fromkeys(ADDRESSES, "127.0.0.1")
-# What each rank binds and advertises: its own node's address. The shell test passes it in; in the
-# one-host Slurm cluster every node is this host, whose loopback interface the job is pointed at.
-NODE_ADDRESS = {"SPARK_NODE_ADDRESS": "10.0.0.9"}
+# What each rank binds and advertises: its own node's address, and the interface that holds it
+# (Gloo's and NCCL's). The shell test passes both in; in the one-host Slurm cluster every node is this
+# host, whose loopback interface the job is pointed at.
+NODE_ADDRESS = {"SPARK_NODE_ADDRESS": "10.0.0.9", "SPARK_NODE_INTERFACE": "ib9"}
 ON_LOOPBACK = {"SPARK_ADDRESS_INTERFACE": "lo"}
 
 
@@ -96,7 +100,7 @@ def test_shell_script_runs_each_rank_as_planned(script: Path, plans: dict[str, P
             assert_runs_as_planned(record, launch, ADDRESSES | NODE_ADDRESS)
 
 
-@pytest.mark.parametrize("script", committed("*/serve.sh"), ids=ids)
+@pytest.mark.parametrize("script", [s for s in committed("*/serve.sh") if "HF_TOKEN" in s.read_text()], ids=ids)
 def test_shell_script_names_a_missing_secret(script: Path, vllm_stub) -> None:
     env = clean_env(vllm_stub.env)
     del env["HF_TOKEN"]
@@ -115,6 +119,74 @@ def test_multi_node_shell_script_refuses_an_unknown_rank(vllm_stub) -> None:
     )
     assert proc.returncode == 2 and "must be one of 0 1, got '7'" in proc.stderr
     assert vllm_stub.records(None) == []
+
+
+def test_multi_node_shell_script_names_the_interface_that_holds_its_address(vllm_stub, tmp_path: Path) -> None:
+    """Without SPARK_NODE_INTERFACE a rank finds, on its host, the interface that holds its address
+    (loopback's here), and refuses an address no interface of the host holds."""
+    built = tmp_path / "built"
+    spec = REPO / "specs/nvidia/b200-data-parallel-2-nodes.spark"
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_dsl", "build", str(spec), "-o", str(built), "-t", "shell", "--root", str(REPO)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    script = str(built / "muse-b200-dp2/serve.sh")
+    env = clean_env(vllm_stub.with_env(SPARK_STUB_NETWORK="0", SPARK_STUB_SERVE_SECONDS="0"))
+    ran = subprocess.run(
+        ["bash", script, "1", "127.0.0.1"],
+        env=env | {"SPARK_NODE_ADDRESS": "127.0.0.1"},
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 0, ran.stderr
+    (record,) = vllm_stub.records(None)
+    assert record["env"]["VLLM_HOST_IP"] == "127.0.0.1"
+    assert (record["env"]["GLOO_SOCKET_IFNAME"], record["env"]["NCCL_SOCKET_IFNAME"]) == ("lo", "=lo")
+    # 192.0.2.0/24 is TEST-NET-1 (RFC 5737): no interface of this host holds it.
+    refused = subprocess.run(
+        ["bash", script, "1", "127.0.0.1"],
+        env=env | {"SPARK_NODE_ADDRESS": "192.0.2.77"},
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0
+    assert "holds 192.0.2.77; set SPARK_NODE_INTERFACE" in refused.stderr
+    assert len(vllm_stub.records(None)) == 1
+
+
+OVERRIDDEN = """\
+deployment dp2-bond {
+  model       = muse-spark-open
+  accelerator = b200
+  nodes       = 2
+  parallel    = dp(2) + tp + ep
+  serve {
+    env {
+      GLOO_SOCKET_IFNAME = "bond0"
+      VLLM_HOST_IP       = "10.1.2.3"
+    }
+  }
+  target slurm {}
+}
+"""
+
+
+def test_the_specs_own_interface_and_host_ip_win(tmp_path: Path) -> None:
+    (tmp_path / "spark.toml").write_text("")
+    (tmp_path / "dp2.spark").write_text(OVERRIDDEN)
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_dsl", "plan", str(tmp_path / "dp2.spark"), "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (deployment,) = json.loads(proc.stdout)["deployments"]
+    for launch in deployment["launches"]:
+        env = launch["env"]
+        assert (env["GLOO_SOCKET_IFNAME"], env["VLLM_HOST_IP"]) == ("bond0", "10.1.2.3")
+        assert env["NCCL_SOCKET_IFNAME"] == "=${SPARK_NODE_INTERFACE}"  # not given: spark's
 
 
 # ---- Slurm ------------------------------------------------------------------------------------
@@ -140,7 +212,9 @@ def test_slurm_job_runs_every_rank_as_planned(
     for launch in launches:
         node = f"node{launch.node_rank + 1}"
         (record,) = [r for r in records if r["slurm"]["SLURMD_NODENAME"] == node and r["prog"] == launch.argv[0]]
-        assert_runs_as_planned(record, launch, LOOPBACK | {"SPARK_NODE_ADDRESS": "127.0.0.1"})
+        assert_runs_as_planned(
+            record, launch, LOOPBACK | {"SPARK_NODE_ADDRESS": "127.0.0.1", "SPARK_NODE_INTERFACE": "lo"}
+        )
         assert record["slurm"]["SLURM_JOB_ID"] == str(job.job_id)
         assert record["exit_code"] == 0
 
@@ -206,7 +280,7 @@ def placeholder_values(plan: Plan, launch: Launch, values: dict[str, str]) -> di
     # A pool's head is the pod itself in a leader (or a lone pod), the group leader in a worker;
     # what a pod binds and advertises is always its own IP.
     head = values["SPARK_POD_IP"] if values.get("LWS_WORKER_INDEX", "0") == "0" else values["LWS_LEADER_ADDRESS"]
-    return {own: head, "SPARK_NODE_ADDRESS": values["SPARK_POD_IP"]}
+    return {own: head, "SPARK_NODE_ADDRESS": values["SPARK_POD_IP"], "SPARK_NODE_INTERFACE": "eth0"}
 
 
 @pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)

@@ -190,4 +190,5 @@ def test_user_text_that_looks_like_a_placeholder_arrives_literally(spark, tmp_pa
     assert compose_value(service["environment"]["MY_VAR"]) == "$(SPARK_POD_IP) ${SPARK_DECODE_ADDRESS}"
     (deployment, _service) = v.load_yaml_documents(out / "muse/kubernetes.yaml")
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    assert [e["name"] for e in container["env"]] == ["MY_VAR", "VLLM_USE_RUST_FRONTEND"]  # no SPARK_POD_IP
+    names = [e["name"] for e in container["env"]]
+    assert names == ["MY_VAR", "VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_USE_RUST_FRONTEND"]  # no SPARK_POD_IP

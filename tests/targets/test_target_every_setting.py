@@ -158,6 +158,8 @@ VALUES: dict[str, Callable[[Path], Any]] = {
     "target.kubernetes.tolerations": lambda c: {"example.com/4e7": "NoExecute"},
     "target.kubernetes.node_affinity": lambda c: {"example.com/5e7": "6e7"},
     "target.kubernetes.metrics.labels": lambda c: {"example.com/7e7": "8e7"},
+    # A Linux CPU list (SPK240); one rank binds it whole, so it arrives as written.
+    "runtime.cpu_cores": lambda c: "0-3,9",
 }  # fmt: skip
 
 
@@ -210,6 +212,12 @@ DEPLOYMENTS: dict[str, dict[tuple[str, ...], list[str]]] = {
         ("target kubernetes",): ['model_cache = pvc("model-cache")', "cache_size  = 1TiB"],
     },
 }
+# vLLM's CPU backend, every target, for the settings only it reads.
+DEPLOYMENTS["every-cpu"] = {
+    (): ["model       = llama-3-1-8b", "accelerator = cpu"],
+    ("runtime",): ["host_memory = 64GiB"],
+    **{(f"target {kind}",): [] for kind in ("shell", "compose", "slurm", "kubernetes", "vllm-config")},
+}
 # Where a setting goes, when not where DEFAULT_PLACES puts it.
 PLACES = {
     "runtime.image": ("every", "every-apptainer"),  # Slurm on the host runs no image
@@ -218,6 +226,7 @@ PLACES = {
     "target.kubernetes.storage_class": ("every-pd",),  # of the claim spark creates
     "target.kubernetes.rdma_resource": ("every-pd",),  # with `fabric = infiniband`
     "target.kubernetes.autoscale.prometheus": ("every-keda",),  # used with `via = keda` only
+    "runtime.cpu_cores": ("every-cpu",),  # vLLM's CPU backend only
 }
 
 
@@ -241,7 +250,7 @@ def places(path: str) -> tuple[str, ...]:
         return tuple(
             name
             for name in DEPLOYMENTS
-            if kind in declared(name) and name not in ("every-cache", "every-pd", "every-keda")
+            if kind in declared(name) and name not in ("every-cache", "every-pd", "every-keda", "every-cpu")
         )
     return ("every", "every-apptainer", "every-host")
 
@@ -310,11 +319,12 @@ with open(os.path.join(os.environ["SPARK_TEST_RECORDS"], name), "w") as f:
                "env": {k.hex(): x.hex() for k, x in os.environb.items()}}, f)
 """
 STUB_SLURM = {
-    # The job's address probe (`srun --nodes=N ... bash -c "$probe"`) answers for N nodes; a
-    # launch step is recorded, NUL-separated.
+    # The job's address probe (`srun --nodes=N ... bash -c "$probe"`) answers for N nodes, with each
+    # node's interface when the probe looks it up; a launch step is recorded, NUL-separated.
     "srun": 'case " $* " in *" bash -c "*)\n'
     '  n=1; for a in "$@"; do case "$a" in --nodes=*) n="${a#--nodes=}" ;; esac; done\n'
-    '  for ((i = 0; i < n; i++)); do echo "$i 10.0.0.$((i + 1))"; done; exit 0 ;;\nesac\n'
+    '  nic=""; case "$*" in *spark_node_interface*) nic=" eth" ;; esac\n'
+    '  for ((i = 0; i < n; i++)); do echo "$i 10.0.0.$((i + 1))${nic:+$nic$i}"; done; exit 0 ;;\nesac\n'
     'printf "%s\\0" "$@" > "$SPARK_TEST_RECORDS/srun-$$"',
     "curl": "exit 0",
     "vllm": None,  # the RECORDER
@@ -338,7 +348,9 @@ def stubs(folder: Path) -> Path:
     return bin_dir
 
 
-def run_recorded(argv: list[str], folder: Path, cwd: Path, secrets: dict[str, str]) -> Run:
+def run_recorded(
+    argv: list[str], folder: Path, cwd: Path, secrets: dict[str, str], extra: dict[str, str] | None = None
+) -> Run:
     """Runs `argv` under `LC_ALL=C` with the recording stubs first in PATH and the secrets' host
     variables set; those variables are left out of the recorded environments, so a secret's value
     is found there only where the file passed it on (`HF_TOKEN="${NULL}"`)."""
@@ -349,6 +361,7 @@ def run_recorded(argv: list[str], folder: Path, cwd: Path, secrets: dict[str, st
         "LC_ALL": "C",
         "SPARK_TEST_RECORDS": str(records),
         **secrets,
+        **(extra or {}),
     }
     proc = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
@@ -482,14 +495,19 @@ class Every:
             folder = self.folder / f"run-{deployment}-{target}"
             folder.mkdir()
             where = self.out / deployment
+            extra = None
             if target == "shell":
                 argv = ["bash", str(where / "serve.sh")]
             elif target == "slurm":
                 argv = ["bash", str(where / "job.sbatch")]
+                # What sbatch tells the script: the CPUs it holds on each of its nodes.
+                nodes = re.search(r"^#SBATCH --nodes=(\d+)$", (where / "job.sbatch").read_text(), re.M)
+                assert nodes is not None
+                extra = {"SLURM_JOB_CPUS_PER_NODE": f"8(x{nodes.group(1)})"}
             else:
                 (folder / "header.sh").write_text(header_commands(where / "vllm-config.yaml"), encoding="utf-8")
                 argv = ["bash", str(folder / "header.sh")]
-            self._runs[deployment, target] = run_recorded(argv, folder, where, self.secrets)
+            self._runs[deployment, target] = run_recorded(argv, folder, where, self.secrets, extra)
             self.assert_nothing_ran()
         return self._runs[deployment, target]
 

@@ -27,5 +27,5 @@ def test_output_matches_snapshot(deployment: str, file_name: str, snapshot) -> N
 
 
 def test_every_spec_deployment_builds_something() -> None:
-    assert len(OUTPUTS) == 18
-    assert len(CASES) == 54
+    assert len(OUTPUTS) == 21
+    assert len(CASES) == 67

@@ -85,7 +85,7 @@ def test_compose_file_passes_compose_config(path: Path) -> None:
     v.compose_config(path, env=SECRETS).check()
 
 
-@pytest.mark.parametrize("path", committed("*/compose.yaml"), ids=ids)
+@pytest.mark.parametrize("path", [p for p in committed("*/compose.yaml") if ":?set " in p.read_text()], ids=ids)
 def test_compose_refuses_to_start_without_the_secrets(path: Path) -> None:
     bare = {name: "" for name in SECRETS}
     result = v.compose_config(path, env=bare)
@@ -124,7 +124,8 @@ def test_leaderworkerset_fields(path: Path, plans) -> None:
 @pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
 def test_every_pod_has_gpus_shm_probes_and_secret_references(path: Path, plans) -> None:
     plan = plans[path.parent.name].plan
-    resource = "amd.com/gpu" if plan.path == "amd" else "nvidia.com/gpu"
+    # The vendor's GPU resource (the catalog's); vLLM's CPU backend requests none.
+    resource = plan.vendor.runtime.kubernetes_gpu_resource
     for doc in v.load_yaml_documents(path):
         if doc["kind"] not in ("Deployment", "LeaderWorkerSet"):
             continue  # Services, and the production pack's monitors and autoscalers: no pods
@@ -141,7 +142,10 @@ def test_every_pod_has_gpus_shm_probes_and_secret_references(path: Path, plans) 
             if container["command"] == ["vllm-router"]:
                 assert container["resources"] == {"requests": {"cpu": 1, "memory": "2Gi"}}
                 continue
-            assert container["resources"]["limits"] == {resource: plan.value("gpus")}
+            if resource is None:
+                assert "limits" not in container["resources"]
+            else:
+                assert container["resources"]["limits"] == {resource: plan.value("gpus")}
             requests = container["resources"]["requests"]
             assert requests["cpu"] == 4 * plan.value("gpus")
             # No spec declares a cache volume: the emptyDir holds the whole download, so the pod asks
@@ -161,7 +165,9 @@ def test_every_pod_has_gpus_shm_probes_and_secret_references(path: Path, plans) 
                 for e in container["env"]
                 if "secretKeyRef" in e.get("valueFrom", {})
             }
-            assert secrets["HF_TOKEN"] == {"name": "hf-token", "key": "value"}
+            # The specs' token is the team profile's secret; the CPU specs serve a local copy, no token.
+            if plan.runtime.value("hf_token") is not None:
+                assert secrets["HF_TOKEN"] == {"name": "hf-token", "key": "value"}
             assert not any(e.get("value", "").startswith("hf_") for e in container["env"])
             if "--headless" not in container["args"]:
                 startup = container["startupProbe"]
@@ -206,21 +212,23 @@ def test_every_sbatch_directive_comes_before_the_first_command(path: Path) -> No
     lines = path.read_text().splitlines()
     first_command = next(i for i, line in enumerate(lines) if line and not line.startswith("#"))
     assert not any(line.startswith("#SBATCH") for line in lines[first_command:])
-    # job.sbatch: name, nodes, tasks, GPUs, exclusive, time, output at least; a client job has no
-    # GPUs and is not exclusive.
-    assert sum(line.startswith("#SBATCH") for line in lines) >= (7 if path.name == "job.sbatch" else 5)
+    # job.sbatch: name, nodes, tasks, GPUs (none on the CPU), exclusive, time, output at least; a
+    # client job has no GPUs and is not exclusive.
+    gpus = any(line.startswith("#SBATCH --gpus-per-node=") for line in lines)
+    assert sum(line.startswith("#SBATCH") for line in lines) >= (6 + gpus if path.name == "job.sbatch" else 5)
 
 
 def test_committed_targets_use_the_pinned_catalog_images(plans) -> None:
     for path in committed("*/compose.yaml") + committed("*/kubernetes.yaml"):
         pinned = catalog.load().image(plans[path.parent.name].plan.accelerator.vendor)
-        assert pinned.endswith(f":v{catalog.load().vllm_version}")
+        assert f":v{catalog.load().vllm_version}" in pinned  # the tag, with the CPU image's `-x86_64`
         images = {
             line.split("image:", 1)[1].strip()
             for line in path.read_text().splitlines()
             if line.strip().startswith("image:")
         }
-        assert images == {pinned}, path
+        router = plans[path.parent.name].plan.runtime.value("router_image")  # the P/D router's own
+        assert images == {pinned, *([router] if router else [])}, path
 
 
 def quantity_bytes(text: str) -> int:

@@ -120,7 +120,11 @@ def _launches(root: Path, files: dict[str, str]) -> list[tuple[str, ...]]:
 
 
 def _envs(root: Path) -> list[tuple[tuple[str, str], ...]]:
-    return [launch.env for _, launches in run([root / "deployments.spark"], root).planned() for launch in launches]
+    """Each launch's environment beside the ready budget, which every launch carries."""
+    planned = run([root / "deployments.spark"], root).planned()
+    envs = [dict(launch.env) for _, launches in planned for launch in launches]
+    assert all(env.pop("VLLM_ENGINE_READY_TIMEOUT_S").isdigit() for env in envs)
+    return [tuple(env.items()) for env in envs]
 
 
 def test_declared_models_launch_with_flags_vllm_parses(
@@ -136,8 +140,15 @@ def test_declared_models_launch_with_flags_vllm_parses(
     )
     # A pipeline over two nodes: vLLM's multiprocessing rendezvous, the second node headless.
     assert any("--pipeline-parallel-size 2" in a and "--node-rank 1" in a and a.endswith("--headless") for a in flat)
-    # No recipe env (the AITER switch on AMD); a pipeline's nodes advertise their own address.
-    assert [env for env in _envs(tmp_path) if env] == [(("VLLM_HOST_IP", "${SPARK_NODE_ADDRESS}"),)] * 2
+    # No recipe env (the AITER switch on AMD); the nodes of a pool over two nodes (the pipeline's and
+    # dense-tuned's data parallelism) advertise their own address, and Gloo and NCCL use the
+    # interface that holds it.
+    over_nodes = (
+        ("GLOO_SOCKET_IFNAME", "${SPARK_NODE_INTERFACE}"),
+        ("NCCL_SOCKET_IFNAME", "=${SPARK_NODE_INTERFACE}"),
+        ("VLLM_HOST_IP", "${SPARK_NODE_ADDRESS}"),
+    )
+    assert [env for env in _envs(tmp_path) if env] == [over_nodes] * 4
     vllm_assert_all_ok(vllm_verify(argvs, []))
 
 
