@@ -42,6 +42,11 @@ RENDEZVOUS_ENV = ("VLLM_HOST_IP",)
 # default), which the compiler sets from the ready budget. Not managed: `serve.env` may raise it, and
 # SPK544 reports a value below the budget.
 ENGINE_READY_ENV = "VLLM_ENGINE_READY_TIMEOUT_S"
+# The pinned packages' own clocks when nothing sets them: vLLM 0.33.0's `vllm/envs.py` and
+# vllm-router's `router_args.py` (`worker_startup_timeout_secs`). tests/real_engine/
+# test_budget_chain.py reads both from the installed packages, so a new upstream default fails it.
+ENGINE_READY_DEFAULT_SECONDS = 600
+ROUTER_STARTUP_DEFAULT_SECONDS = 600
 # vLLM's CPU backend: each rank's KV cache, which the compiler sizes from `runtime.host_memory`
 # (`--kv-cache-memory-bytes`), and the variable that would override that flag (`vllm/platforms/cpu.py`
 # turns VLLM_CPU_KVCACHE_SPACE GiB into the same setting). Managed where the accelerator is the host.

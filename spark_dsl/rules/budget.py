@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from spark_dsl.plan.managed import ENGINE_READY_ENV
+from spark_dsl.plan.managed import ENGINE_READY_DEFAULT_SECONDS, ENGINE_READY_ENV
 from spark_dsl.plan.model import Plan, Resolved
 from spark_dsl.plan.weights import DOWNLOAD_GB_PER_SECOND, LOAD_GB_PER_SECOND, STARTUP_BASE_SECONDS, ready_budget
 from spark_dsl.rules.registry import Finding, rule, shown
@@ -22,7 +22,8 @@ from spark_dsl.units import format_duration
     "vLLM's engine-ready timeout is shorter than the ready budget",
     checks=f"`serve.env {{ {ENGINE_READY_ENV} }}` is not a whole number of seconds at least the "
     "deployment's ready budget (`serve.ready_timeout`, else the estimate from the checkpoint's size).",
-    basis=f"vLLM's API server waits `{ENGINE_READY_ENV}` seconds (vllm/envs.py: 600 by default) for "
+    basis=f"vLLM's API server waits `{ENGINE_READY_ENV}` seconds (vllm/envs.py: "
+    f"{ENGINE_READY_DEFAULT_SECONDS} by default) for "
     "its engines to load the weights, then exits; spark sets it to the ready budget on every "
     "launch. A shorter value kills the servers while the weights still load, although every "
     "other waiter (router, probes, the Slurm job) would still be waiting.",

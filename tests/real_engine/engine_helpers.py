@@ -14,6 +14,23 @@ from pathlib import Path
 
 import pytest
 
+# The model make_tiny_model.py makes, declared as `spark model import` reads its config.json; each
+# spec serves the local copy with `runtime { model_path }`.
+TINY_LLAMA = """\
+model tiny-llama {
+  layers      = 2
+  hidden_size = 128
+  query_heads = 4
+  kv_heads    = 2
+  head_dim    = 32
+  max_context = 4K
+  checkpoint bf16 {
+    repository = "example-org/tiny-llama"
+    size       = 1_117_600B
+  }
+}
+"""
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -10,26 +10,16 @@ import json
 import subprocess
 from pathlib import Path
 
-from engine_helpers import base_env, free_port, http_status, spark_build, start, wait_healthy
+from engine_helpers import TINY_LLAMA, base_env, free_port, http_status, spark_build, start, wait_healthy
 
 KEY = "cpu-serve-test-key"
 NAME = "tiny"
 
 
 def spec(model: Path, port: int) -> str:
-    return f"""\
-model tiny-llama {{
-  layers      = 2
-  hidden_size = 128
-  query_heads = 4
-  kv_heads    = 2
-  head_dim    = 32
-  max_context = 4K
-  checkpoint bf16 {{
-    repository = "example-org/tiny-llama"
-    size       = 1_117_600B
-  }}
-}}
+    return (
+        TINY_LLAMA
+        + f"""
 
 deployment tiny-cpu {{
   model         = tiny-llama
@@ -57,6 +47,7 @@ deployment tiny-cpu {{
   target bench {{}}
 }}
 """
+    )
 
 
 def chat(port: int, key: str | None) -> int:

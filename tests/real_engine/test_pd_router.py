@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from engine_helpers import base_env, free_port, http_status, spark_build, start, wait_healthy
+from engine_helpers import TINY_LLAMA, base_env, free_port, http_status, spark_build, start, wait_healthy
 
 KEY = "pd-router-test-key"
 NAME = "tiny"
@@ -29,19 +29,9 @@ LOCAL = "127.0.0.1"
 
 
 def spec(model: Path, port: int, budget: str) -> str:
-    return f"""\
-model tiny-llama {{
-  layers      = 2
-  hidden_size = 128
-  query_heads = 4
-  kv_heads    = 2
-  head_dim    = 32
-  max_context = 4K
-  checkpoint bf16 {{
-    repository = "example-org/tiny-llama"
-    size       = 1_117_600B
-  }}
-}}
+    return (
+        TINY_LLAMA
+        + f"""
 
 deployment tiny-pd {{
   model         = tiny-llama
@@ -70,6 +60,7 @@ deployment tiny-pd {{
   target shell {{}}
 }}
 """
+    )
 
 
 def chat(url: str, key: str | None) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from engine_helpers import base_env, free_port, http_status, spark_build, start, wait_healthy
+from engine_helpers import TINY_LLAMA, base_env, free_port, http_status, spark_build, start, wait_healthy
 
 from spark_dsl.vllm_verify import default_python
 
@@ -27,26 +27,18 @@ KEY = "rust-frontend-test-key"
 
 
 def spec(model: Path, port: int, budget: str) -> str:
-    return f"""\
-model tiny {{
-  layers      = 2
-  hidden_size = 128
-  query_heads = 4
-  kv_heads    = 2
-  head_dim    = 32
-  max_context = 4096
-  checkpoint bf16 {{
-    repository = "{model}"
-    size       = 1117600B
-  }}
-}}
-
+    return (
+        TINY_LLAMA
+        + f"""
 deployment tiny-rust {{
-  model         = tiny
+  model         = tiny-llama
   accelerator   = b200
   gpus          = 1
   frontend      = rust
   max_model_len = 1024
+  runtime {{
+    model_path = "{model}"
+  }}
   serve {{
     host          = "127.0.0.1"
     port          = {port}
@@ -56,6 +48,7 @@ deployment tiny-rust {{
   target shell {{}}
 }}
 """
+    )
 
 
 def vllm_shim(folder: Path) -> Path:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from engine_helpers import base_env, free_port, http_status, spark_build
+from engine_helpers import TINY_LLAMA, base_env, free_port, http_status, spark_build
 
 try:
     from slurm_cluster import SlurmCluster
@@ -33,19 +33,9 @@ def cluster(tmp_path_factory):
 
 
 def spec(model: Path, port: int, shape: str) -> str:
-    return f"""\
-model tiny-llama {{
-  layers      = 2
-  hidden_size = 128
-  query_heads = 4
-  kv_heads    = 2
-  head_dim    = 32
-  max_context = 4K
-  checkpoint bf16 {{
-    repository = "example-org/tiny-llama"
-    size       = 1_117_600B
-  }}
-}}
+    return (
+        TINY_LLAMA
+        + f"""
 
 deployment tiny-slurm {{
   model         = tiny-llama
@@ -62,6 +52,7 @@ deployment tiny-slurm {{
   target slurm {{}}
 }}
 """
+    )
 
 
 def chat(port: int, key: str | None) -> int:
