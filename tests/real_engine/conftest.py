@@ -11,8 +11,11 @@ tests, never skips them):
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,15 +57,22 @@ def tiny_model(cpu_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Processes a test starts, each in a session of its own; all killed, with their children."""
+    """Processes a test starts, each in a session of its own. Every process of those sessions is
+    ended, even when its leader has exited: a vLLM server that a script left behind (killed while
+    it started, say) must not hold ports and CPUs for the next test."""
     started: list[subprocess.Popen[bytes]] = []
     yield started
     for proc in started:
-        if proc.poll() is None:
-            os.killpg(proc.pid, 15)
+        _signal_group(proc.pid, signal.SIGTERM)
     for proc in started:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+    time.sleep(2)
+    for proc in started:
+        _signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _signal_group(group: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):  # every process of the session has ended
+        os.killpg(group, sig)

@@ -117,9 +117,9 @@ def test_a_routed_chat_is_served_with_the_deployments_key(tmp_path, cpu_bin, tin
         server = f"http://{LOCAL}:{pool}"
         assert http_status(f"{server}/v1/models") == 401
         assert http_status(f"{server}/v1/models", KEY) == 200
+        # Refused before any generation; a pool's own generation needs the router's KV hand-off.
         assert chat(server, None) == 401
         assert chat(server, "wrong") == 401
-        assert chat(server, KEY) == 200
 
     # The same router without OPENAI_API_KEY, as spark launched it before: the workers refuse it.
     bare_port = free_port()
