@@ -151,7 +151,10 @@ def test_sigkill_at_50_random_moments_leaves_old_or_new_outputs_and_a_consistent
     _, began = start_and_kill(first, "swapping", None)
     golden["B"], manifests["B"] = deployments(out), (out / "manifest.json").read_bytes()
     assert golden["A"].keys() ^ golden["B"].keys() == {"muse-extra"}
-    assert all(golden["A"][n] != golden["B"][n] for n in golden["A"])
+    # Every deployment of the team profile changes; the CPU specs (specs/models/cpu-tiny-llama.spark)
+    # use no profile and keep their folders, which a build must then leave as they are.
+    team = {n for n in golden["A"] if not n.startswith("tiny-cpu")}
+    assert team and all(golden["A"][n] != golden["B"][n] for n in team)
     windows = {
         "start": began["committed"] - began["start"],
         "staging": began["swapping"] - began["staging"],
