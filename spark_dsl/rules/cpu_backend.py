@@ -67,24 +67,6 @@ def host_memory_fix(plan: Plan, size: int, message: str) -> Fix | None:
     return Fix(message, (insert_entry(source, plan.deployment.node.body, f"runtime {{ host_memory = {value} }}"),))
 
 
-# The model the explain examples deploy on the CPU: a tiny Llama, as tests/real_engine makes one.
-_TINY_MODEL = (
-    "model tiny {\n"
-    "  layers      = 2\n"
-    "  hidden_size = 64\n"
-    "  query_heads = 2\n"
-    "  kv_heads    = 2\n"
-    "  head_dim    = 32\n"
-    "  max_context = 2K\n"
-    "  checkpoint bf16 {\n"
-    '    repository = "example-org/tiny-llama"\n'
-    "    size       = 2_400_000B\n"
-    "  }\n"
-    "}\n"
-    "\n"
-)
-
-
 @rule(
     "SPK233",
     "error",
@@ -118,7 +100,20 @@ _TINY_MODEL = (
         "}"
     ),
     fixed=(
-        _TINY_MODEL + "deployment tiny-cpu {\n"
+        "model tiny {\n"
+        "  layers      = 2\n"
+        "  hidden_size = 64\n"
+        "  query_heads = 2\n"
+        "  kv_heads    = 2\n"
+        "  head_dim    = 32\n"
+        "  max_context = 2K\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "example-org/tiny-llama"\n'
+        "    size       = 2_400_000B\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "deployment tiny-cpu {\n"
         "  model       = tiny\n"
         "  accelerator = cpu\n"
         "  runtime { host_memory = 1GiB }\n"
@@ -214,7 +209,20 @@ def checkpoint_format(plan: Plan) -> Iterator[Finding]:
     "Features > Compatibility Matrix > Feature x Hardware).",
     failing=("deployment tiny-cpu {\n  model       = tiny\n  accelerator = cpu\n  speculative = dspark"),
     fixed=(
-        _TINY_MODEL + "deployment tiny-cpu {\n"
+        "model tiny {\n"
+        "  layers      = 2\n"
+        "  hidden_size = 64\n"
+        "  query_heads = 2\n"
+        "  kv_heads    = 2\n"
+        "  head_dim    = 32\n"
+        "  max_context = 2K\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "example-org/tiny-llama"\n'
+        "    size       = 2_400_000B\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "deployment tiny-cpu {\n"
         "  model       = tiny\n"
         "  accelerator = cpu\n"
         "  speculative = none\n"
@@ -296,7 +304,20 @@ def _ignored(plan: Plan) -> Iterator[_Ignored]:
     "distributed backend is gloo, not NCCL (`CpuPlatform.dist_backend`).",
     failing=("deployment tiny-cpu {\n  model       = tiny\n  accelerator = cpu\n  attention   = triton"),
     fixed=(
-        _TINY_MODEL + "deployment tiny-cpu {\n"
+        "model tiny {\n"
+        "  layers      = 2\n"
+        "  hidden_size = 64\n"
+        "  query_heads = 2\n"
+        "  kv_heads    = 2\n"
+        "  head_dim    = 32\n"
+        "  max_context = 2K\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "example-org/tiny-llama"\n'
+        "    size       = 2_400_000B\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "deployment tiny-cpu {\n"
         "  model       = tiny\n"
         "  accelerator = cpu\n"
         "  attention   = auto\n"
@@ -330,7 +351,20 @@ def ignored_settings(plan: Plan) -> Iterator[Finding]:
     "`vllm/v1/attention/backends/cpu_attn.py`), as on an AVX2 machine.",
     failing=("deployment tiny-cpu {\n  model       = tiny\n  accelerator = cpu\n  kv_cache_dtype = fp8"),
     fixed=(
-        _TINY_MODEL + "deployment tiny-cpu {\n"
+        "model tiny {\n"
+        "  layers      = 2\n"
+        "  hidden_size = 64\n"
+        "  query_heads = 2\n"
+        "  kv_heads    = 2\n"
+        "  head_dim    = 32\n"
+        "  max_context = 2K\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "example-org/tiny-llama"\n'
+        "    size       = 2_400_000B\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "deployment tiny-cpu {\n"
         "  model       = tiny\n"
         "  accelerator = cpu\n"
         "  kv_cache_dtype = auto\n"
@@ -364,7 +398,20 @@ def fp8_kv_cache(plan: Plan) -> Iterator[Finding]:
     "source (docs.vllm.ai: Features > NixlConnector Usage Guide > Installation).",
     failing=("deployment tiny-cpu {\n  model       = tiny\n  accelerator = cpu\n  disaggregation {"),
     fixed=(
-        _TINY_MODEL + "deployment tiny-cpu {\n"
+        "model tiny {\n"
+        "  layers      = 2\n"
+        "  hidden_size = 64\n"
+        "  query_heads = 2\n"
+        "  kv_heads    = 2\n"
+        "  head_dim    = 32\n"
+        "  max_context = 2K\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "example-org/tiny-llama"\n'
+        "    size       = 2_400_000B\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "deployment tiny-cpu {\n"
         "  model       = tiny\n"
         "  accelerator = cpu\n"
         "  runtime {\n"
@@ -393,7 +440,26 @@ def pd_needs_nixl(plan: Plan) -> Iterator[Finding]:
     basis="Both are settings of vLLM's CPU backend (`accelerator = cpu`): a GPU's memory is the "
     "catalog's, and GPU ranks bind no CPU list; neither reaches a launch there.",
     failing=("deployment tiny-gpu {\n  model       = tiny\n  accelerator = h100\n  runtime {\n    host_memory = 1GiB"),
-    fixed=(_TINY_MODEL + "deployment tiny-gpu {\n  model       = tiny\n  accelerator = h100\n  gpus        = 2\n}"),
+    fixed=(
+        "model tiny {\n"
+        "  layers      = 2\n"
+        "  hidden_size = 64\n"
+        "  query_heads = 2\n"
+        "  kv_heads    = 2\n"
+        "  head_dim    = 32\n"
+        "  max_context = 2K\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "example-org/tiny-llama"\n'
+        "    size       = 2_400_000B\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "deployment tiny-gpu {\n"
+        "  model       = tiny\n"
+        "  accelerator = h100\n"
+        "  gpus        = 2\n"
+        "}"
+    ),
 )
 def host_settings_on_gpus(plan: Plan) -> Iterator[Finding]:
     if plan.accelerator.on_host:
@@ -437,7 +503,20 @@ def _host_id() -> str:
         '    cpu_cores   = "0"'
     ),
     fixed=(
-        _TINY_MODEL + "deployment tiny-cpu {\n"
+        "model tiny {\n"
+        "  layers      = 2\n"
+        "  hidden_size = 64\n"
+        "  query_heads = 2\n"
+        "  kv_heads    = 2\n"
+        "  head_dim    = 32\n"
+        "  max_context = 2K\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "example-org/tiny-llama"\n'
+        "    size       = 2_400_000B\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "deployment tiny-cpu {\n"
         "  model       = tiny\n"
         "  accelerator = cpu\n"
         "  gpus        = 2\n"
@@ -490,7 +569,20 @@ def cpu_cores_bind(plan: Plan) -> Iterator[Finding]:
         "  }"
     ),
     fixed=(
-        _TINY_MODEL + "deployment tiny-cpu {\n"
+        "model tiny {\n"
+        "  layers      = 2\n"
+        "  hidden_size = 64\n"
+        "  query_heads = 2\n"
+        "  kv_heads    = 2\n"
+        "  head_dim    = 32\n"
+        "  max_context = 2K\n"
+        "  checkpoint bf16 {\n"
+        '    repository = "example-org/tiny-llama"\n'
+        "    size       = 2_400_000B\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "deployment tiny-cpu {\n"
         "  model       = tiny\n"
         "  accelerator = cpu\n"
         "  gpus        = 2\n"
