@@ -257,6 +257,11 @@ class Catalog(Struct, frozen=True):
     def vllm_version(self) -> str:
         return self.recipe.vllm_version
 
+    @property
+    def router_requirement(self) -> str:
+        """The P/D router as pip installs it: `vllm-router==VERSION` (vLLM's images lack it)."""
+        return f"vllm-router=={self.recipe.vllm_router_version}"
+
     def path_defaults(self, vendor: str) -> PathDefaults:
         return self.recipe.paths[vendor]
 

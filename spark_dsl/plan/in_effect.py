@@ -241,23 +241,22 @@ def _ephemeral_storage(plan: Plan, block: Block) -> tuple[Any, str]:
     return SMALL_EPHEMERAL_STORAGE, DEFAULT
 
 
-def _ready_budget(plan: Plan, _block: Block) -> tuple[Any, str]:
-    from spark_dsl.plan.weights import ready_budget
+def _ready_budget(origin: str) -> Callable[[Plan, Block], tuple[Any, str]]:
+    """The ready budget, shown as the default of the budget itself and of each wait set from it."""
 
-    return ready_budget(plan).seconds, f"{DEFAULT}: estimated from the checkpoint's size"
+    def value(plan: Plan, _block: Block) -> tuple[Any, str]:
+        from spark_dsl.plan.weights import ready_budget
 
+        return ready_budget(plan).seconds, f"{DEFAULT}: {origin}"
 
-def _budget_wait(plan: Plan, _block: Block) -> tuple[Any, str]:
-    from spark_dsl.plan.weights import ready_budget
-
-    return ready_budget(plan).seconds, f"{DEFAULT}: the ready budget (serve.ready_timeout)"
+    return value
 
 
 _COMPUTED: dict[str, Callable[[Plan, Block], tuple[Any, str]]] = {
     "serve.port": _api_port,
-    "serve.ready_timeout": _ready_budget,
-    "target.slurm.ready_timeout": _budget_wait,
-    "target.compose.start_period": _budget_wait,
+    "serve.ready_timeout": _ready_budget("estimated from the checkpoint's size"),
+    "target.slurm.ready_timeout": _ready_budget("the ready budget (serve.ready_timeout)"),
+    "target.compose.start_period": _ready_budget("the ready budget (serve.ready_timeout)"),
     "runtime.image": _image,
     "target.compose.project": _project,
     "target.kubernetes.cpu": _cpu,

@@ -13,10 +13,6 @@ _ROUTER = "vllm-router"
 _PD = "disaggregation {\n  prefill {\n    nodes = 1\n  }\n  decode {\n    nodes = 1\n  }\n}"
 
 
-def _package() -> str:
-    return f"{_ROUTER}=={catalog.load().recipe.vllm_router_version}"
-
-
 def _in_images(plan: Plan) -> list[str]:
     """The built targets that run the router from an image: Kubernetes, and Slurm in a container."""
     out = []
@@ -51,7 +47,8 @@ def router_image(plan: Plan) -> Iterator[Finding]:
         f"the P/D router would run from the vLLM image {shown(_image(plan))}, which has no `{_ROUTER}` "
         f"(targets: {', '.join(targets)})",
         header,
-        f'set `runtime {{ router_image = "..." }}` to an image with `pip install {_package()}` in it',
+        f'set `runtime {{ router_image = "..." }}` to an image with '
+        f"`pip install {catalog.load().router_requirement}` in it",
         label="no router image",
     )
 

@@ -34,8 +34,7 @@ def program_check(launch: Launch, indent: str = "") -> list[str]:
     packages and images do not ship `vllm-router`, and a router that fails to start would leave
     the API port silently closed."""
     program = launch.argv[0]
-    package = f"{program}=={catalog.load().recipe.vllm_router_version}"
-    message = f"spark: {program} is not on PATH; install it with: pip install {package}"
+    message = f"spark: {program} is not on PATH; install it with: pip install {catalog.load().router_requirement}"
     return [f"{indent}command -v {quote(program)} >/dev/null || {{ echo {quote(message)} >&2; exit 127; }}"]
 
 
