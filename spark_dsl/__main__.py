@@ -32,7 +32,7 @@ def plain_check(argv: list[str], environ: Mapping[str, str]) -> tuple[str, ...] 
     if os.name == "nt" or not argv or argv[0] != "check":
         return None
     paths = argv[1:]
-    if any(path.startswith("-") for path in paths):
+    if any(not path or path.startswith("-") for path in paths):  # an empty path is click's to refuse
         return None
     if any(name.startswith("_") and name.endswith("_COMPLETE") for name in environ):
         return None

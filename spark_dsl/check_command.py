@@ -110,6 +110,12 @@ def check_root(root: Path) -> None:
         usage(f"cannot use --root {printable(str(root))}: {status.reason}")
     if not stat.S_ISDIR(status.st_mode):
         usage(f"--root {printable(str(root))} is not a directory")
+    real = root.resolve()
+    if real == Path(real.anchor):
+        usage(
+            f"--root {printable(str(root))} is the file system's root, from which imports could name "
+            "any file; name the project's folder"
+        )
 
 
 def run_frozen(files: list[Path], projects: Any, overlays: dict[Path, str] | None, forced: tuple[str, ...]) -> Any:

@@ -62,7 +62,10 @@ def _conventions(fn: Any) -> Any:
 
 
 def _default_paths(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    """No path means the current folder, as in ruff and terraform."""
+    """No path means the current folder, as in ruff and terraform; an empty path names nothing
+    (`spark check ""` from an unset shell variable used to check the whole folder)."""
+    if "" in value:
+        raise click.BadParameter("an empty path names no file or folder; name one, or none for the current folder")
     return value or (".",)
 
 
@@ -243,6 +246,9 @@ def lsp(stdio: bool) -> None:
 @main.group(name="model")
 def model_group() -> None:
     """Models declared in the language (docs/models.md)."""
+
+
+model_group.command_class = ConventionsCommand  # records its reads for `-o`'s write gate, as every command
 
 
 @model_group.command(name="import")
@@ -427,6 +433,29 @@ def _build_places(result: Any, paths: tuple[str, ...], out_dir: Path | None, roo
     return out_dir, root
 
 
+def _refuse_inputs_in(result: Any, out_dir: Path) -> None:
+    """A usage error, before anything is written, when a folder this build may replace or remove
+    holds a file the run read (`spark build specs -o . --take-over` would replace the folder
+    holding the spec); and `--output-file` may not point into the output folder at all."""
+    from contextlib import suppress
+
+    from spark_dsl import write_gate
+    from spark_dsl.conventions import current
+    from spark_dsl.files import printable
+    from spark_dsl.targets.manifest import ManifestError, read
+
+    current().build_folder = out_dir
+    names = {d.name for d in result.deployments}
+    with suppress(ManifestError):  # the build reports an untrusted manifest itself
+        names |= set(read(out_dir, lambda name: None).entries)
+    inside = write_gate.inputs_inside(out_dir, names)
+    if inside:
+        usage(
+            f"the output folder {printable(str(out_dir))} holds deployment folders with inputs of this run "
+            f"({', '.join(inside[:3])}); a build replaces those folders: choose another -o"
+        )
+
+
 def _handed_over(result: Any) -> Iterator[Any]:
     """The run's plans one at a time, each dropped from the run, with its launches, when the next
     is asked for (the build has rendered it by then); the run's resolved deployments go first."""
@@ -501,6 +530,7 @@ def build(
     forced = tuple(dict.fromkeys(targets))
     result = checked_run(paths, root, forced_targets=forced)
     out_dir, root = _build_places(result, paths, out_dir, root)
+    _refuse_inputs_in(result, out_dir)
     try:
         from spark_dsl.conventions import current
         from spark_dsl.targets.build import build as render_outputs

@@ -7,6 +7,7 @@ and `--show-settings` without each growing a parameter; the CLI's helpers read t
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -52,7 +53,7 @@ def quiet_option(fn: F) -> F:
 
 def _check_output(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """Checks the path now, so a folder, or a file in a folder that does not exist, is a usage
-    error before anything runs; the file is opened only when the command runs
+    error before anything runs; the file is written only when the command has run
     (ConventionsCommand), so reading the command line never creates it."""
     if value is None:
         return
@@ -66,27 +67,61 @@ def _check_output(ctx: click.Context, param: click.Parameter, value: Path | None
 
 
 class ConventionsCommand(click.Command):
-    """A subcommand whose standard output goes to `--output-file` while it runs."""
+    """A subcommand that records what it reads, and whose standard output goes to `--output-file`.
+
+    The output is held in memory while the command runs and written when it ends, after the
+    write gate (spark_dsl.write_gate) has made sure it is none of the files the run read: an
+    output opened first truncated the spec it then checked."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        path = current().output_path
-        if path is None:
-            return super().invoke(ctx)
-        from spark_dsl.files import printable
+        from spark_dsl import files
 
+        files.start_read_log()
         try:
-            handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
-        except (OSError, ValueError) as err:
-            reason = getattr(err, "strerror", None) or str(err)
-            raise click.BadParameter(
-                f"cannot write {printable(str(path))}: {reason}", ctx, param_hint="'--output-file'"
-            ) from None
-        saved, sys.stdout = sys.stdout, handle
+            path = current().output_path
+            if path is None:
+                return super().invoke(ctx)
+            return self._into(ctx, path)
+        finally:
+            files.stop_read_log()
+
+    def _into(self, ctx: click.Context, path: Path) -> Any:
+        held = io.BytesIO()
+        stream = io.TextIOWrapper(held, encoding="utf-8", newline="", write_through=True)
+        saved, sys.stdout = sys.stdout, stream
         try:
-            return super().invoke(ctx)
+            outcome = super().invoke(ctx)
+        except SystemExit as stop:
+            sys.stdout = saved
+            if stop.code != click.UsageError.exit_code:  # a usage error (spark's is click's 2) writes nothing
+                _deliver(ctx, path, held.getvalue())
+            raise
         finally:
             sys.stdout = saved
-            handle.close()
+        _deliver(ctx, path, held.getvalue())
+        stream.detach()
+        return outcome
+
+
+def _deliver(ctx: click.Context, path: Path, data: bytes) -> None:
+    """Writes the held output to `--output-file`, or refuses (exit 2) having written nothing."""
+    from spark_dsl import write_gate
+    from spark_dsl.files import os_problem, printable
+
+    refused = write_gate.refusal(path, current().build_folder)
+    if refused is not None:
+        raise click.BadParameter(
+            f"refusing to write {printable(str(path))}: {refused}; nothing was written (name a file "
+            "the run does not read, outside any build output folder)",
+            ctx,
+            param_hint="'--output-file'",
+        )
+    try:
+        write_gate.write_output(path, data)
+    except (OSError, ValueError) as err:
+        raise click.BadParameter(
+            f"cannot write {printable(str(path))}: {os_problem(err).reason}", ctx, param_hint="'--output-file'"
+        ) from None
 
 
 def output_file_option(fn: F) -> F:

@@ -9,6 +9,7 @@ on with the keys that are valid. Every setting keeps where it came from, for
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -17,12 +18,13 @@ from typing import Any, Generic, TypeVar
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from spark_dsl import files
+from spark_dsl import files, globs
 from spark_dsl.config_codes import BAD_VALUE, NOT_TOML, UNKNOWN_KEY
 from spark_dsl.diagnostics import Diagnostic, Fix, Severity, replacement
 from spark_dsl.loader import SourceFile
 from spark_dsl.patterns import lazy_regex
 from spark_dsl.span import Location, Span
+from spark_dsl.structured import TooDeep, load_toml
 
 T = TypeVar("T")
 
@@ -137,50 +139,45 @@ def _matches(patterns: tuple[str, ...], path: Path, home: Path) -> bool:
     except ValueError:
         rel = None
     for pattern in patterns:
-        anchored, regex = _compiled(pattern)
-        if anchored:
-            if rel is not None and regex.fullmatch(rel):
-                return True
-        elif regex.fullmatch(path.name):
+        glob = _compiled(pattern)
+        if glob is not None and glob.matches(rel, path.name):
             return True
     return False
 
 
 @lru_cache(maxsize=512)
-def _compiled(pattern: str) -> tuple[bool, re.Pattern[str]]:
-    """A glob as a regular expression: `*` and `?` stay within a folder, `**` crosses folders.
+def _compiled(pattern: str) -> globs.Glob | None:
+    """A glob ready to match (spark_dsl/globs.py has the syntax): `*` and `?` stay within a
+    folder, `**` crosses folders. A pattern with a `/` (other than a trailing one) is anchored at
+    the configuration file's folder; one without matches a file or folder name at any depth, as in
+    ruff and .gitignore.
 
-    A pattern with a `/` (other than a trailing one) is anchored at the configuration file's
-    folder; one without matches a file or folder name at any depth, as in ruff and .gitignore.
+    The reader dropped every invalid pattern (SPK602); one that reaches here all the same (a
+    `Settings` made in code) matches nothing rather than raising in the middle of a scan.
     """
-    body = pattern.rstrip("/")
-    anchored = "/" in body
-    body = body.lstrip("/")
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        if body.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif body.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif body[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif body[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif body[i] == "[" and (close := body.find("]", i + 2)) != -1:
-            inner = body[i + 1 : close]
-            negate = inner.startswith("!")
-            inner = inner[1:] if negate else inner
-            out.append(f"[{'^' if negate else ''}{inner.replace(chr(92), chr(92) * 2)}]")
-            i = close + 1
-        else:
-            out.append(re.escape(body[i]))
-            i += 1
-    return anchored, re.compile("".join(out))
+    parsed = globs.parse(pattern)
+    return parsed if isinstance(parsed, globs.Glob) else None
+
+
+# ---- the boundary a project may not leave -----------------------------------------
+
+
+def highest_root(home: Path) -> Path:
+    """The highest folder a project found at `home` may take as its root, and the folder its
+    configuration must lie in: the enclosing repository (the nearest folder at or above `home`
+    holding `.git`), else `home` itself. A `root = "../../.."` that climbed past it let imports
+    name any file of the machine (`/proc/self/environ`), and SPK001 quoted its first line."""
+    for folder in (home, *home.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return home
+
+
+def leaves_repository(file: Path, home: Path) -> bool:
+    """Whether a configuration file found in `home` is a symbolic link out of its repository
+    (such a file is never read: its diagnostics would quote whatever it names)."""
+    real = files.resolve(file)
+    return isinstance(real, Path) and not real.is_relative_to(highest_root(home).resolve())
 
 
 # ---- loading ----------------------------------------------------------------
@@ -205,6 +202,13 @@ class _Reader(Struct):
 
     def read(self) -> Settings:
         self.name = files.display(self.file)
+        if leaves_repository(self.file, self.home):
+            return self._fail(
+                f"{self.name} is a symbolic link to a file outside the project's repository; spark "
+                "reads no configuration from there",
+                Span(0, 0),
+                "replace the link with the file itself, or point it at a file inside the repository",
+            )
         data = files.read_spec(self.file)
         if isinstance(data, files.Unreadable):
             return self._fail(f"cannot read {self.name}: {data.reason}", Span(0, 0), data.help)
@@ -213,6 +217,9 @@ class _Reader(Struct):
         except UnicodeDecodeError as err:
             return self._fail(f"{self.name} is not valid UTF-8 (byte {err.start})", Span(0, 0), "save it as UTF-8")
         document = _toml(self.text)
+        if isinstance(document, TooDeep):
+            at = document.offset if document.offset is not None else 0
+            return self._fail(f"{self.name} cannot be read: {document.reason()}", Span(at, at + 1), document.help)
         if isinstance(document, ValueError):
             return self._fail(
                 f"{self.name} is not valid TOML: {_without_position(str(document))}",
@@ -268,6 +275,14 @@ class _Reader(Struct):
                 'the root is this file\'s folder (`"."`) or a folder above it (`".."`): imports may go up to it',
             )
             return None
+        highest = highest_root(self.home)
+        if not root.is_relative_to(highest.resolve()) or root == Path(root.anchor):
+            self._bad(
+                path,
+                f'`root = "{files.printable(value)}"` {_above(highest, self.home)}',
+                _highest_help(highest, self.home),
+            )
+            return None
         return root
 
     def _include(self, path: tuple[str, ...], value: object) -> tuple[str, ...] | None:
@@ -294,6 +309,8 @@ class _Reader(Struct):
             where = (*path, pattern)
             if not pattern:
                 self._bad(where, "an empty pattern matches no file", "name files with a glob such as `legacy/*.spark`")
+                continue
+            if not self._valid_glob(path, pattern):  # located at the key: `path` is the table's
                 continue
             parsed = self._codes(where, codes, ignoring=True)
             if parsed is not None:
@@ -331,7 +348,25 @@ class _Reader(Struct):
             if not item:
                 self._bad(path, f"`{path[-1]}` holds an empty pattern", "remove the empty string", item="")
                 return None
-        return tuple(value)
+        return tuple(item for item in value if self._valid_glob(path, item))
+
+    def _valid_glob(self, path: tuple[str, ...], pattern: str) -> bool:
+        """Whether `pattern` is a glob; if not, SPK602 at it, and the run goes on without it
+        (so matching never meets an invalid pattern)."""
+        parsed = globs.parse(pattern, files.printable)
+        if isinstance(parsed, globs.Glob):
+            return True
+        fixes: tuple[Fix, ...] = ()
+        if parsed.fixed is not None and self._item_span(path, pattern) is not None:
+            fixes = (self._item_fix(path, pattern, parsed.fixed),)
+        self._bad(
+            path,
+            f'"{files.printable(pattern)}" in `{path[-1]}` is not a valid glob: {parsed.message}',
+            parsed.help,
+            item=pattern,
+            fixes=fixes,
+        )
+        return False
 
     def _strings(self, path: tuple[str, ...], value: object, wanted: str) -> bool:
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -477,6 +512,19 @@ class _Reader(Struct):
         return Span(start, min(start + 1, len(self.text)))
 
 
+def _above(highest: Path, home: Path) -> str:
+    if highest == home and not os.path.lexists(home / ".git"):
+        return f"climbs above {files.display(home)}, and no repository (`.git`) above it lets a root go higher"
+    return f"climbs above the repository root {files.display(highest)}"
+
+
+def _highest_help(highest: Path, home: Path) -> str:
+    up = Path(os.path.relpath(highest, home)).as_posix()
+    if up == ".":
+        return 'remove `root` (the root is this file\'s folder, `"."`); imports stay inside it'
+    return f'set `root = "{up}"` (the repository root) or a folder below it; imports never leave the repository'
+
+
 def _without_position(message: str) -> str:
     return re.sub(r"\s*\((at line \d+, column \d+|at end of document)\)", "", message).lower()
 
@@ -506,7 +554,7 @@ _KEY_VALUE = lazy_regex(rf"[ \t]*({_DOTTED})[ \t]*=[ \t]*")
 _ONE_PART = lazy_regex(_PART)
 
 
-def _toml(text: str) -> dict[str, Any] | ValueError:
+def _toml(text: str) -> dict[str, Any] | ValueError | TooDeep:
     """The TOML document `text`, or tomllib's error (a TOMLDecodeError) when it is not TOML.
 
     A `spark.toml` that only marks a project's root is often empty, or blank lines and comments:
@@ -517,12 +565,7 @@ def _toml(text: str) -> dict[str, Any] | ValueError:
     for line in text.replace("\r\n", "\n").split("\n"):  # a carriage return alone is not a line break
         rest = line.lstrip(" \t")
         if rest and not (rest.startswith("#") and rest.isprintable()):
-            import tomllib
-
-            try:
-                return tomllib.loads(text)
-            except tomllib.TOMLDecodeError as err:
-                return err
+            return load_toml(text)
     return {}
 
 

@@ -31,6 +31,8 @@ class Conventions(Struct):
     show_settings: bool = False
     output_path: Path | None = None
     stdin_text: str | None = None
+    # The folder a build writes: `--output-file` may not point into it (spark_dsl.write_gate).
+    build_folder: Path | None = None
     # Names of deployments `-d` left out: a build keeps their folders as they are.
     left_out: set[str] = field(default_factory=set)
 

@@ -119,12 +119,51 @@ def resolve_in(real_folder: Path, name: str) -> Path | None:
     return None if stat.S_ISLNK(mode) else candidate
 
 
-def read_spec(path: Path) -> bytes | Unreadable:
-    """The bytes of a regular file of at most MAX_SPEC_BYTES; never blocks, never raises."""
+# Every file a command reads through `read_spec`, by device and inode, while a command runs: the
+# write gate (spark_dsl.write_gate) refuses an output that is one of them, however it is named
+# (a symbolic link, a hard link, `./a/../a.spark`). None outside a command (the language server).
+_read_log: dict[tuple[int, int], str] | None = None
+
+
+def start_read_log() -> dict[tuple[int, int], str]:
+    """Starts recording the files read from here on (each command does, before it reads anything)."""
+    global _read_log
+    _read_log = {}
+    return _read_log
+
+
+def stop_read_log() -> None:
+    global _read_log
+    _read_log = None
+
+
+def record_read(path: Path, status: os.stat_result) -> None:
+    """Notes that `path` (found as `status`) is an input of the running command."""
+    if _read_log is not None:
+        _read_log.setdefault((status.st_dev, status.st_ino), os.fspath(path))
+
+
+def read_log_entry(status: os.stat_result) -> str | None:
+    """The path under which this command read the file `status` describes, if it did."""
+    return None if _read_log is None else _read_log.get((status.st_dev, status.st_ino))
+
+
+def read_paths() -> list[str]:
+    """Every file this command has read so far, by the path it was read under."""
+    return [] if _read_log is None else list(_read_log.values())
+
+
+def read_spec(path: Path, limit: int = MAX_SPEC_BYTES, limit_text: str = MAX_SPEC_SIZE) -> bytes | Unreadable:
+    """The bytes of a regular file of at most `limit` bytes; never blocks, never raises.
+
+    This is the one reader of every user-named file: specs, imports, configuration files and
+    model-import files. Each file it looks at is recorded as an input of the command (`record_read`)."""
     status = inspect(path)
     if isinstance(status, Unreadable):
         return status
-    refused = not_regular(status.st_mode) or _too_large(status.st_size)
+    if stat.S_ISREG(status.st_mode):
+        record_read(path, status)
+    refused = not_regular(status.st_mode) or _too_large(status.st_size, limit, limit_text)
     if refused is not None:
         return refused
     try:
@@ -134,16 +173,17 @@ def read_spec(path: Path) -> bytes | Unreadable:
     try:
         # Checked again on the open file: the path may have been swapped since the stat.
         status = os.fstat(fd)
-        refused = not_regular(status.st_mode) or _too_large(status.st_size)
+        refused = not_regular(status.st_mode) or _too_large(status.st_size, limit, limit_text)
         if refused is not None:
             return refused
+        record_read(path, status)
         chunks: list[bytes] = []
         total = 0
         # First what the file holds and a byte more, then a megabyte at a time: `os.read` makes
         # its whole buffer before reading, and a megabyte for a spec of 500 bytes was 16 of the
         # 20 microseconds its read took (16 ms of a check of 1,000 specs).
         want = min(_CHUNK, status.st_size + 1) if status.st_size > 0 else _CHUNK
-        while total <= MAX_SPEC_BYTES:  # a file that grows while read stops at the limit too
+        while total <= limit:  # a file that grows while read stops at the limit too
             chunk = os.read(fd, want)
             if not chunk:
                 break
@@ -154,7 +194,7 @@ def read_spec(path: Path) -> bytes | Unreadable:
             if len(chunk) < want and total >= status.st_size > 0:
                 break
             want = _CHUNK
-        return _too_large(total) or b"".join(chunks)
+        return _too_large(total, limit, limit_text) or b"".join(chunks)
     except OSError as err:
         return os_problem(err)
     finally:
@@ -169,12 +209,14 @@ def read_stream(read: object) -> bytes | Unreadable:
     return _too_large(len(data)) or data
 
 
-def _too_large(size: int) -> Unreadable | None:
-    if size <= MAX_SPEC_BYTES:
+def _too_large(size: int, limit: int = MAX_SPEC_BYTES, limit_text: str = MAX_SPEC_SIZE) -> Unreadable | None:
+    if size <= limit:
         return None
     return Unreadable(
-        f"it is larger than {MAX_SPEC_SIZE} ({size:,} bytes or more)",
-        f"split it into files of at most {MAX_SPEC_SIZE} that import each other",
+        f"it is larger than {limit_text} ({size:,} bytes or more)",
+        f"split it into files of at most {limit_text} that import each other"
+        if limit == MAX_SPEC_BYTES
+        else f"name a file of at most {limit_text}",
     )
 
 
@@ -364,6 +406,9 @@ def replace_text(path: Path, text: str) -> None:
 
     target = Path(os.path.realpath(path))
     info = target.stat()
+    if info.st_nlink > 1:
+        _rewrite_in_place(target, text)
+        return
     # A short name of its own, not derived from the spec's: a spec named up to the file-system
     # limit (255 bytes) must still be writable, and `.spark-fmt-` marks whose leftover it is.
     fd, tmp = tempfile.mkstemp(prefix=".spark-fmt-", suffix=".tmp", dir=target.parent)
@@ -380,3 +425,37 @@ def replace_text(path: Path, text: str) -> None:
         with suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _rewrite_in_place(target: Path, text: str) -> None:
+    """Rewrites a file with several hard links in place, so every name of it gets the new text
+    (a rename would leave the other names holding the old). A rename is the only write a kill
+    cannot cut in half, so the old text is first saved beside it as `.spark-fmt-*.tmp`, fsynced,
+    and removed once the new text is on disk: a kill in between leaves that copy to restore from."""
+    import tempfile
+
+    old = target.read_bytes()
+    fd, backup = tempfile.mkstemp(prefix=".spark-fmt-", suffix=".tmp", dir=target.parent)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(old)
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        _overwrite(target, text.encode("utf-8"))
+    except OSError:
+        _overwrite(target, old)  # a full disk half-way: the old text back (it fitted before)
+        os.unlink(backup)
+        raise
+    os.unlink(backup)
+
+
+def _overwrite(target: Path, data: bytes) -> None:
+    out = os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(out, view) :]
+        os.ftruncate(out, len(data))
+        os.fsync(out)
+    finally:
+        os.close(out)

@@ -297,6 +297,17 @@ class Loader(Struct):
                 help="paths are relative to the importing file",
             )
             return None
+        if not target.name.endswith(".spark") and target not in self.overlays and os.path.isfile(target):
+            # Never read: its parse errors would quote its first line (a `.env` of secrets) in CI logs.
+            self.sink.error(
+                "SPK120",
+                f'cannot read imported file "{spec_files.printable(raw)}": it is not a `.spark` file',
+                source.name,
+                imp.path.span,
+                label=f"resolves to {self.display(target)}",
+                help="import a `.spark` file: spark reads, and quotes in its diagnostics, only specs",
+            )
+            return None
         return self.source(target, via=(source, imp))
 
     # ---- declared models ------------------------------------------------------

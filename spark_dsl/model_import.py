@@ -25,6 +25,7 @@ from typing import Any
 from msgspec import Struct
 
 from spark_dsl import files
+from spark_dsl.structured import TooDeep, load_json
 
 # config.json and the safetensors index are small (an index of a 1T-parameter model is a few
 # MB); a larger file is not one of them, and reading it whole would cost memory for nothing.
@@ -161,7 +162,8 @@ def _small_text(path: Path) -> str:
 
 
 def read_json(path: Path, what: str) -> dict[str, Any]:
-    """A JSON object from `path`: a regular file of at most MAX_JSON_BYTES, never blocking."""
+    """A JSON object from `path`, read through the one gate for user-named files (files.read_spec:
+    a regular file of at most MAX_JSON_BYTES, never blocking) and parsed with a nesting limit."""
     status = files.inspect(path)
     if isinstance(status, files.Unreadable):
         if files.missing(path):
@@ -176,13 +178,19 @@ def read_json(path: Path, what: str) -> dict[str, Any]:
             f"{files.display(path)} is {status.st_size:,} bytes, more than a {what} ever is ({MAX_JSON_SIZE})",
             f"name the folder of the model's own {what}",
         )
-    data = _read_bounded(path)
+    data = files.read_spec(path, MAX_JSON_BYTES, MAX_JSON_SIZE)
+    if isinstance(data, files.Unreadable):
+        raise ImportProblem("unreadable", f"cannot read {files.display(path)}: {data.reason}", data.help)
     try:
-        parsed = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
+        parsed = load_json(data.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        parsed = ValueError(f"byte {err.start} is not UTF-8")
+    if isinstance(parsed, TooDeep):
         raise ImportProblem(
-            "not-json", f"{files.display(path)} is not JSON: {err}", f"restore the model's {what}"
-        ) from None
+            "too-deep", f"cannot read {files.display(path)}: {parsed.reason()}", f"restore the model's {what}"
+        )
+    if isinstance(parsed, ValueError):
+        raise ImportProblem("not-json", f"{files.display(path)} is not JSON: {parsed}", f"restore the model's {what}")
     if not isinstance(parsed, dict):
         raise ImportProblem(
             "not-json",
@@ -190,42 +198,6 @@ def read_json(path: Path, what: str) -> dict[str, Any]:
             f"restore the model's {what}",
         )
     return parsed
-
-
-def _read_bounded(path: Path) -> bytes:
-    """At most MAX_JSON_BYTES of a regular file; a FIFO swapped in after the stat never blocks."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except (OSError, ValueError) as err:
-        problem = files.os_problem(err)
-        raise ImportProblem(
-            "unreadable", f"cannot read {files.display(path)}: {problem.reason}", problem.help
-        ) from None
-    try:
-        status = os.fstat(fd)
-        refused = files.not_regular(status.st_mode)
-        if refused is not None:
-            raise ImportProblem("not-a-file", f"{files.display(path)}: {refused.reason}", "name a regular file")
-        chunks, total = [], 0
-        while total <= MAX_JSON_BYTES:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > MAX_JSON_BYTES:
-            raise ImportProblem(
-                "too-large", f"{files.display(path)} grew past {MAX_JSON_SIZE} while read", "name a regular file"
-            )
-        return b"".join(chunks)
-    except OSError as err:
-        problem = files.os_problem(err)
-        raise ImportProblem(
-            "unreadable", f"cannot read {files.display(path)}: {problem.reason}", problem.help
-        ) from None
-    finally:
-        os.close(fd)
 
 
 def _missing_help(what: str) -> str:
@@ -585,7 +557,17 @@ def import_model(path: str, name: str | None = None, env: dict[str, str] | None 
 
 def write_block(output: Path, text: str) -> None:
     """Writes the block to `output`: a new file, or a regular file replaced in one step. A FIFO,
-    device or folder there is refused (writing to a FIFO would wait for a reader forever)."""
+    device or folder there is refused (writing to a FIFO would wait for a reader forever), and so
+    is a file this import read (`-o config.json` would replace the model's own configuration)."""
+    from spark_dsl import write_gate
+
+    refused = write_gate.refusal(output)
+    if refused is not None:
+        raise ImportProblem(
+            "output-is-input",
+            f"refusing to write {files.display(output)}: {refused}; nothing was written",
+            "name a new `.spark` file for the block, such as `-o models/NAME.spark`",
+        )
     status = files.inspect(output)
     if isinstance(status, files.Unreadable):
         if not files.missing(output):

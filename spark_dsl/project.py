@@ -25,6 +25,7 @@ from msgspec import Struct, field
 
 from spark_dsl import config, files
 from spark_dsl.patterns import lazy_regex
+from spark_dsl.structured import load_toml
 
 SPARK_TOML = "spark.toml"
 PYPROJECT = "pyproject.toml"
@@ -52,16 +53,14 @@ class Project(Struct, frozen=True):
 
 def has_tool_spark(pyproject: Path) -> bool:
     """Whether a pyproject.toml configures spark (a `[tool.spark]` table, even a broken one)."""
-    import tomllib
-
     data = files.read_spec(pyproject)
     if isinstance(data, files.Unreadable):
         return False
     text = data.decode("utf-8", "replace")
-    try:
-        tool = tomllib.loads(text).get("tool")
-    except tomllib.TOMLDecodeError:
+    document = load_toml(text)
+    if not isinstance(document, dict):  # not TOML, or nested too deep to parse
         return bool(_TOOL_SPARK.search(text))
+    tool = document.get("tool")
     return isinstance(tool, dict) and "spark" in tool
 
 
@@ -71,7 +70,8 @@ def marker(folder: Path) -> tuple[str, Path | None] | None:
     if _is(toml, stat.S_ISREG):
         return BY_SPARK_TOML, toml
     pyproject = folder / PYPROJECT
-    if _is(pyproject, stat.S_ISREG) and has_tool_spark(pyproject):
+    # A pyproject.toml linked from outside the repository is not read (nor quoted): it is no marker.
+    if _is(pyproject, stat.S_ISREG) and not config.leaves_repository(pyproject, folder) and has_tool_spark(pyproject):
         return BY_PYPROJECT, pyproject
     if _is(folder / ".git", lambda mode: True):
         return BY_GIT, None

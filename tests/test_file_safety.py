@@ -67,7 +67,7 @@ def test_a_fifo_named_as_a_spec_is_a_usage_error_not_a_hang(here: Path, command:
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_a_character_device_named_as_a_spec_is_a_usage_error(here: Path, command: list[str]) -> None:
-    root = () if command[0] == "fmt" else ("--root", "/")  # /dev is outside the default root
+    root = () if command[0] == "fmt" else ("--root", "/dev")  # /dev is outside the default root
     both = assert_handled(spark(here, *command, *root, "/dev/zero"), 2)
     assert "is a character device, not a regular file" in both
 

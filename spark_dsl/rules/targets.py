@@ -471,9 +471,9 @@ def _extra_directives(plan: Plan, managed: bool) -> Iterator[Finding]:
             near = get_close_matches(name or text.lstrip("-"), sorted(sbatch_options.SBATCH_OPTIONS), n=1)
             value = text.partition("=")[2] if name else ""
             fixed = f"--{near[0]}" + (f"={value}" if value else "") if near else None
-            usable = fixed is not None and sbatch_options.problem(fixed) is None
+            usable = fixed is not None and fixed != text and sbatch_options.problem(fixed) is None
             rest = [*items[:index], fixed, *items[index + 1 :]] if fixed is not None and usable else []
-            hint = "write `--OPTION=VALUE` with one of sbatch's options" + (f", e.g. `{fixed}`" if fixed else "")
+            hint = _directive_hint(name, fixed if usable else None)
         yield Finding(
             f"extra directive {_shown(text)}: {reason}",
             Resolved.from_setting(setting),
@@ -481,6 +481,16 @@ def _extra_directives(plan: Plan, managed: bool) -> Iterator[Finding]:
             label="spark writes this" if managed else "not an sbatch directive",
             replace_with=_string_list(rest) if rest or managed else None,
         )
+
+
+def _directive_hint(name: str | None, fixed: str | None) -> str:
+    """The way to a directive sbatch reads: the near option when it makes one, else what to write
+    (never the refused text again: a known option with a bad value was once offered as its own fix)."""
+    if fixed is not None:
+        return f"write `--OPTION=VALUE` with one of sbatch's options, e.g. `{fixed}`"
+    if name in sbatch_options.SBATCH_OPTIONS:
+        return f"write `--{name}=VALUE` with a VALUE of no whitespace, quotes or backslashes"
+    return "write `--OPTION=VALUE` with one of sbatch's options (`sbatch --help` lists them)"
 
 
 def _string_list(items: list[str]) -> str | None:

@@ -24,6 +24,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from spark_dsl.loader import DEPLOYMENT_NAME, MAX_DEPLOYMENT_NAME
+from spark_dsl.structured import TooDeep, load_json
 
 MANIFEST = "manifest.json"
 VERSION = 2
@@ -177,10 +178,11 @@ def read(out_dir: Path, legacy_contents: Callable[[str], Contents | None]) -> Ma
     text = _read_text(path)
     if text is None:
         return Manifest()
-    try:
-        doc = json.loads(text)
-    except ValueError as err:
-        raise ManifestError(f"is not valid JSON ({err})") from None
+    doc = load_json(text)  # with a nesting limit: a manifest of 100,000 `[` raised RecursionError
+    if isinstance(doc, TooDeep):
+        raise ManifestError(f"cannot be read: {doc.reason()}")
+    if isinstance(doc, ValueError):
+        raise ManifestError(f"is not valid JSON ({doc})")
     if not isinstance(doc, dict):
         raise ManifestError("is not a JSON object")
     version = doc.get("version")
