@@ -34,8 +34,10 @@ CONFIG_CODES = [
         'A known configuration key has a value of the wrong type (`warnings-as-errors = "yes"`), a '
         'code that does not exist (`ignore = ["SPK7"]`: no code starts so), a code that names only errors in `ignore` '
         "or `per-path-ignores` (errors cannot be ignored: a spec with an error cannot be deployed), an "
-        "empty glob, or a `root` that is not a folder holding the configuration file. The key keeps "
-        "its default; the rest of the file still applies.",
+        "empty or invalid glob (`[z-a]`: only that pattern is dropped), or a `root` that is not a folder "
+        "holding the configuration file or that lies above the repository root (the nearest folder with "
+        "`.git`; without one, the file's own folder). The key keeps its default; the rest of the file "
+        "still applies.",
         _BASIS,
         '# spark.toml\nwarnings-as-errors = "yes"\nignore = ["SPK103"]',
         '# spark.toml\nwarnings-as-errors = true\nignore = ["SPK302"]',
@@ -45,8 +47,9 @@ CONFIG_CODES = [
         "error",
         "a configuration file that is not TOML",
         "`spark.toml`, or a `pyproject.toml` with a `[tool.spark]` table, cannot be read, is not "
-        "UTF-8, or is not valid TOML. The diagnostic points where the TOML parser stopped; no "
-        "setting of the file applies until it parses.",
+        "UTF-8, is not valid TOML, nests arrays or tables more than 64 levels deep, or is a symbolic "
+        "link to a file outside the repository (never read, so never quoted). The diagnostic points "
+        "where the TOML parser stopped; no setting of the file applies until it parses.",
         _BASIS,
         '# spark.toml\nignore = ["SPK302"',
         '# spark.toml\nignore = ["SPK302"]',

@@ -245,7 +245,10 @@ class Loader(Struct):
     def _within_root(self, target: Path) -> bool:
         inside = self._inside.get(target)
         if inside is None:
-            inside = self._inside[target] = target.is_relative_to(self._root_real())
+            root = self._root_real()
+            # A root of `/` (a spec with no project above it, in `/` or named so by
+            # `--stdin-filename /x.spark`) would let imports name any file: none leaves nothing.
+            inside = self._inside[target] = root != Path(root.anchor) and target.is_relative_to(root)
         return inside
 
     def _import(self, source: SourceFile, imp: ast.Import) -> SourceFile | None:
@@ -262,7 +265,9 @@ class Loader(Struct):
                 source.name,
                 imp.path.span,
                 label=f"resolves to {spec_files.printable(str(target))}",
-                help=f"keep imports inside {self.display(root) or '.'}, or pass a wider `--root`",
+                help=f"keep imports inside {self.display(root) or '.'}, or pass a wider `--root`"
+                if root != Path(root.anchor)
+                else "give the spec a project: a folder holding a spark.toml or .git, whose files it may import",
             )
             return None
         if target in self._loading:
@@ -297,18 +302,24 @@ class Loader(Struct):
                 help="paths are relative to the importing file",
             )
             return None
-        if not target.name.endswith(".spark") and target not in self.overlays and os.path.isfile(target):
-            # Never read: its parse errors would quote its first line (a `.env` of secrets) in CI logs.
-            self.sink.error(
-                "SPK120",
-                f'cannot read imported file "{spec_files.printable(raw)}": it is not a `.spark` file',
-                source.name,
-                imp.path.span,
-                label=f"resolves to {self.display(target)}",
-                help="import a `.spark` file: spark reads, and quotes in its diagnostics, only specs",
-            )
+        if self._not_a_spec(source, imp, target):
             return None
         return self.source(target, via=(source, imp))
+
+    def _not_a_spec(self, source: SourceFile, imp: ast.Import, target: Path) -> bool:
+        """SPK120 for an import of a regular file not named `*.spark`, which is never read: its
+        parse errors would quote its first line (a `.env` of tokens) into a CI log."""
+        if target.name.endswith(".spark") or target in self.overlays or not os.path.isfile(target):
+            return False
+        self.sink.error(
+            "SPK120",
+            f'cannot read imported file "{spec_files.printable(imp.path.value)}": it is not a `.spark` file',
+            source.name,
+            imp.path.span,
+            label=f"resolves to {self.display(target)}",
+            help="import a `.spark` file: spark reads, and quotes in its diagnostics, only specs",
+        )
+        return True
 
     # ---- declared models ------------------------------------------------------
 

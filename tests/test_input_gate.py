@@ -149,3 +149,13 @@ def test_imports_inside_the_repository_still_work(tmp_path: Path) -> None:
     )
     result = spark("check", "deploy/a.spark", cwd=repo)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_spec_without_a_project_at_the_top_imports_nothing(tmp_path: Path) -> None:
+    """Standard input named `/x.spark` has `/` as its root: every file of the machine was inside it."""
+    (tmp_path / "secret.spark").write_text(f"{SECRET} = 1\n")
+    text = f'import "{str(tmp_path / "secret.spark").lstrip("/")}"\n'
+    result = spark("check", "-", "--stdin-filename", "/x.spark", cwd=tmp_path, stdin=text)
+    out = no_traceback(result)
+    assert result.returncode == 1 and SECRET not in out
+    assert "leaves the project root" in out and "give the spec a project" in out

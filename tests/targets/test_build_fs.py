@@ -48,9 +48,18 @@ def refused(r: subprocess.CompletedProcess[str], code: str, *words: str) -> None
 def test_a_deployment_named_specs_built_into_dot_never_deletes_the_specs_folder(project, spark) -> None:
     folder = project({"specs/s.spark": spec("specs"), "specs/notes.md": "mine\n"})
     before = snapshot(folder)
-    r = spark("build", "specs", "-o", ".", cwd=folder)
-    refused(r, "SPK520", "specs/", "--take-over")
-    assert snapshot(folder) == before  # not even a manifest or a lock file
+    # The folder holds the run's own spec: the write gate refuses before the writer is asked
+    # (issue 31), with or without --take-over, which would otherwise replace it.
+    for take_over in ((), ("--take-over",)):
+        r = spark("build", "specs", "-o", ".", *take_over, cwd=folder)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "holds deployment folders with inputs of this run (specs/s.spark)" in r.stderr
+        assert "Traceback" not in r.stderr
+        assert snapshot(folder) == before  # not even a manifest or a lock file
+    (folder / "specs/s.spark").rename(folder / "s.spark")  # the spec elsewhere: the folder is only unowned
+    before = snapshot(folder)
+    refused(spark("build", "s.spark", "-o", ".", cwd=folder), "SPK520", "specs/", "--take-over")
+    assert snapshot(folder) == before
 
 
 def test_a_folder_spark_did_not_write_is_replaced_only_with_take_over(repo: Path, spark) -> None:
