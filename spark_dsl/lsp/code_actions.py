@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
 
 from spark_dsl.lsp.diagnostics import SOURCE
+from spark_dsl.lsp.fix_all import KIND, wanted
 from spark_dsl.lsp.positions import TextPositions
 from spark_dsl.span import Span
 
@@ -22,24 +24,35 @@ def _range(data: dict[str, Any]) -> types.Range:
     )
 
 
-def fix_actions(diagnostic: types.Diagnostic) -> list[types.CodeAction]:
-    """One action per fix in the diagnostic's data; a lone fix is the preferred one."""
+# The words an unsafe fix's title ends with: the editor must not pass one off as a safe one.
+UNSAFE = "unsafe: may change what is deployed"
+
+
+def fix_actions(diagnostic: types.Diagnostic, version: int | None) -> list[types.CodeAction]:
+    """One action per fix in the diagnostic's data. Only a safe fix may be preferred (the one an
+    editor applies without asking): the first safe one, the fix `spark check --fix` applies.
+    An unsafe fix says so in its title and is never preferred. None when the diagnostic was
+    published for another version of the document than `version`: its ranges are stale."""
     data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+    if "version" in data and data["version"] != version:
+        return []
     fixes = data.get("fixes") or []
+    first_safe = next((i for i, fix in enumerate(fixes) if fix.get("safe") is True), None)
     actions = []
-    for fix in fixes:
+    for i, fix in enumerate(fixes):
         changes: dict[str, list[types.TextEdit]] = {}
         for edit in fix["edits"]:
             changes.setdefault(edit["uri"], []).append(
                 types.TextEdit(range=_range(edit["range"]), new_text=edit["newText"])
             )
+        title = fix["title"][:1].upper() + fix["title"][1:]
         actions.append(
             types.CodeAction(
-                title=fix["title"][:1].upper() + fix["title"][1:],
+                title=title if fix.get("safe") is True else f"{title} ({UNSAFE})",
                 kind=types.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic],
                 edit=types.WorkspaceEdit(changes=changes),
-                is_preferred=len(fixes) == 1,
+                is_preferred=i == first_safe,
             )
         )
     return actions
@@ -78,16 +91,28 @@ def ignore_action(
     )
 
 
-def code_actions(params: types.CodeActionParams, text: str, positions: TextPositions) -> list[types.CodeAction]:
+def code_actions(
+    params: types.CodeActionParams,
+    text: str,
+    version: int | None,
+    positions: TextPositions,
+    fix_all: Callable[[], types.CodeAction | None],
+) -> list[types.CodeAction]:
+    """The quick fixes of the diagnostics sent, and `source.fixAll.spark` when the request asks
+    for source actions by kind (`source`, `source.fixAll`): working it out checks the document
+    again, round after round, too much for every move of the cursor."""
     actions: list[types.CodeAction] = []
     only = params.context.only
-    quickfix = types.CodeActionKind.QuickFix.value
-    if only and not any(quickfix == k or quickfix.startswith(f"{k}.") for k in only):
+    if only and wanted(only, KIND):
+        action = fix_all()
+        if action is not None:
+            actions.append(action)
+    if not wanted(only, types.CodeActionKind.QuickFix.value):
         return actions
     for diagnostic in params.context.diagnostics:
         if diagnostic.source != SOURCE:
             continue
-        actions += fix_actions(diagnostic)
+        actions += fix_actions(diagnostic, version)
         ignore = ignore_action(diagnostic, params.text_document.uri, text, positions)
         if ignore is not None:
             actions.append(ignore)

@@ -96,7 +96,9 @@ def to_lsp(d: Diagnostic, files: PositionsByFile) -> types.Diagnostic:
         source=SOURCE,
         message=message,
         related_information=related or None,
-        data={"fixes": _fix_data(d, files), "ignorable": ignorable(d)},
+        # The version the fixes' ranges belong to: a code action asked with older diagnostics
+        # (the client had not yet received these) must not apply them to a newer buffer.
+        data={"fixes": _fix_data(d, files), "ignorable": ignorable(d), "version": files.analysis.version},
     )
 
 

@@ -78,6 +78,9 @@ class Analysis(Struct):
     result: RunResult
     source: SourceFile | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # The files imports name that the run could not read (SPK120: a folder, a FIFO, a file
+    # over the size limit): the document is checked again when one of them changes too.
+    unread: frozenset[Path] = frozenset()
 
     @property
     def module(self) -> ast.Module | None:
@@ -100,8 +103,9 @@ class Analysis(Struct):
         return uri if isinstance(uri, str) else None
 
     def depends_on(self, path: Path) -> bool:
-        """Whether this document's run read `path` (itself or an import, however deep)."""
-        return path != self.path and self.source_at(path) is not None
+        """Whether this document's run read `path` (itself or an import, however deep), or an
+        import names it and it could not be read."""
+        return path != self.path and (path in self.unread or self.source_at(path) is not None)
 
     def plan(self, deployment: ResolvedDeployment) -> Plan | None:
         return next((p for p in self.result.plans if p.deployment is deployment), None)
@@ -131,7 +135,26 @@ def analyse(
     source = next((s for s in result.sources.values() if s.path == path), None)
     own = source.name if source is not None else None
     diagnostics = [d for d in result.diagnostics if d.location is None or d.location.file == own]
-    return Analysis(uri, path, text, version, result, source, diagnostics)
+    return Analysis(uri, path, text, version, result, source, diagnostics, unread_imports(result))
+
+
+def unread_imports(result: RunResult) -> frozenset[Path]:
+    """The files named by imports the run reported at (SPK120 and the like) rather than read,
+    resolved as far as they can be; a path that does not resolve is kept absolute as written.
+    Only those: the files read are the run's sources already, and resolving costs system calls
+    at every keystroke."""
+    reported = {(d.location.file, d.location.span) for d in result.diagnostics if d.location is not None}
+    named = set()
+    for source in result.sources.values():
+        for imp in source.module.imports if source.module is not None else ():
+            if (source.name, imp.path.span) not in reported:
+                continue
+            raw = os.path.join(source.path.parent, imp.path.value)
+            try:
+                named.add(Path(os.path.realpath(raw)))
+            except (OSError, ValueError):  # a NUL in the path; a loop, on some systems
+                named.add(Path(os.path.abspath(raw)))
+    return frozenset(named)
 
 
 def affected_by(analyses: dict[str, Analysis], changes: list[tuple[Path, bool]]) -> list[str]:

@@ -26,7 +26,8 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.protocol.language_server import lsp_method
 
-from spark_dsl.lsp.positions import negotiate
+from spark_dsl.lsp.client_text import apply_changes
+from spark_dsl.lsp.positions import UTF32, negotiate
 
 log = logging.getLogger("spark.lsp")
 Errors = types.ErrorCodes
@@ -46,10 +47,24 @@ class SparkProtocol(LanguageServerProtocol):
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, Any]:
         # pygls fails with a KeyError (and a traceback in the log) on a document never opened.
-        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+        document = self.workspace.text_documents.get(unquote(params.text_document.uri))
+        if document is None:
             log.warning("spark: ignored a change to %r, which is not open", params.text_document.uri)
             return
-        yield from super().lsp_text_document__did_change(params)
+        # Applied here, not by pygls, whose line model differs from the protocol's (client_text).
+        utf16 = self.workspace.position_encoding != UTF32
+        text = apply_changes(document.source, params.content_changes, utf16)
+        if text is None:
+            log.warning(
+                "spark: ignored a change to %r: a range ends before it starts; the buffer keeps version %s",
+                params.text_document.uri,
+                document.version,
+            )
+            return
+        whole = types.TextDocumentContentChangeWholeDocument(text=text)
+        yield from super().lsp_text_document__did_change(
+            types.DidChangeTextDocumentParams(text_document=params.text_document, content_changes=[whole])
+        )
 
     # ---- receiving ---------------------------------------------------------------------
 

@@ -34,6 +34,8 @@ from spark_dsl.lsp.documents import (
     resolvable,
     workspace_folders,
 )
+from spark_dsl.lsp.fix_all import KIND as FIX_ALL
+from spark_dsl.lsp.fix_all import fix_all_action
 from spark_dsl.lsp.formatting import format_document
 from spark_dsl.lsp.hover import hover
 from spark_dsl.lsp.positions import TextPositions
@@ -83,6 +85,11 @@ class SparkServer(LanguageServer):
         """
         doc = self.workspace.text_documents.get(unquote(uri))
         return doc.source if doc is not None else read_unopened(uri)
+
+    def document_version(self, uri: str) -> int | None:
+        """An open document's version; None for one read from disk."""
+        doc = self.workspace.text_documents.get(unquote(uri))
+        return doc.version if doc is not None else None
 
     def positions(self, analysis: Analysis) -> TextPositions:
         index = analysis.source.index if analysis.source is not None else None
@@ -259,14 +266,22 @@ def build_server() -> SparkServer:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
     )
     @guarded([])
     def on_code_action(ls: SparkServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        text = ls.text(params.text_document.uri)
+        uri = params.text_document.uri
+        text = ls.text(uri)
         if text is None:
             return []
-        return code_actions(params, text, TextPositions(text, ls.encoding))
+        utf16 = ls.encoding != types.PositionEncodingKind.Utf32
+        return code_actions(
+            params,
+            text,
+            ls.document_version(uri),
+            TextPositions(text, ls.encoding),
+            lambda: fix_all_action(uri, text, ls.open_texts(), utf16),
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded(None)

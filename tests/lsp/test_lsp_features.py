@@ -157,7 +157,9 @@ async def test_a_did_you_mean_quick_fix_applies_and_clears_the_diagnostic(editor
     )
     assert actions is not None
     (fix,) = [a for a in actions if isinstance(a, types.CodeAction)]
-    assert fix.title == "Replace with `checkpoint`" and fix.is_preferred
+    # An unsafe fix is never the preferred one, and its title says why it is not.
+    assert fix.title == "Replace with `checkpoint` (unsafe: may change what is deployed)"
+    assert not fix.is_preferred
     assert fix.edit is not None and fix.edit.changes is not None
     fixed = apply_edits(TYPO, list(fix.edit.changes[editor.uri("typo.spark")]))
     assert "  checkpoint   = nvfp4\n" in fixed
