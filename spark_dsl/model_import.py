@@ -561,11 +561,11 @@ def write_block(output: Path, text: str) -> None:
     is a file this import read (`-o config.json` would replace the model's own configuration)."""
     from spark_dsl import write_gate
 
-    refused = write_gate.refusal(output)
-    if refused is not None:
+    clash = write_gate.refusal(output)
+    if clash is not None:
         raise ImportProblem(
-            "output-is-input",
-            f"refusing to write {files.display(output)}: {refused}; nothing was written",
+            "refused-output",
+            f"refusing to write {files.display(output)}: {clash}; nothing was written",
             "name a new `.spark` file for the block, such as `-o models/NAME.spark`",
         )
     status = files.inspect(output)

@@ -125,7 +125,9 @@ def test_a_deep_manifest_is_an_untrusted_manifest(tmp_path: Path) -> None:
 
 def test_spk542_help_never_offers_the_refused_directive(tmp_path: Path) -> None:
     """D10: a known option with a value sbatch cannot read was offered back as its own fix."""
-    spec = CLEAN.format(name="a").replace("}\n", '  target slurm {\n    extra_directives = ["--mail-type=END FAIL"]\n  }\n}\n')
+    spec = CLEAN.format(name="a").replace(
+        "}\n", '  target slurm {\n    extra_directives = ["--mail-type=END FAIL"]\n  }\n}\n'
+    )
     write(tmp_path, {"a.spark": spec})
     result = spark("check", "--format", "json", "a.spark", cwd=tmp_path)
     found = [d for d in json.loads(result.stdout)["diagnostics"] if d["code"] == "SPK542"]

@@ -50,7 +50,9 @@ def refused(result: object, name: str) -> None:
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 @pytest.mark.parametrize("output", ["specs/a/a.spark", "specs/shared.spark", "spark.toml", "link.spark", "hard.spark"])
-def test_an_input_named_as_output_file_is_refused_and_unchanged(tmp_path: Path, command: list[str], output: str) -> None:
+def test_an_input_named_as_output_file_is_refused_and_unchanged(
+    tmp_path: Path, command: list[str], output: str
+) -> None:
     root = project(tmp_path)
     (root / "link.spark").symlink_to("specs/a/a.spark")
     os.link(root / "specs/a/a.spark", root / "hard.spark")
@@ -64,7 +66,9 @@ def test_the_manifest_named_as_output_file_is_refused_and_the_next_build_works(t
     root = project(tmp_path)
     assert spark("build", "specs/a/a.spark", "-o", "out", cwd=root).returncode == 0
     manifest = (root / "out/manifest.json").read_bytes()
-    result = spark("build", "specs/a/a.spark", "-o", "out", "--format", "json", "--output-file", "out/manifest.json", cwd=root)
+    result = spark(
+        "build", "specs/a/a.spark", "-o", "out", "--format", "json", "--output-file", "out/manifest.json", cwd=root
+    )
     refused(result, "out/manifest.json")
     assert (root / "out/manifest.json").read_bytes() == manifest
     again = spark("build", "specs/a/a.spark", "-o", "out", cwd=root)
@@ -98,7 +102,7 @@ def test_model_import_never_writes_over_the_config_it_reads(tmp_path: Path) -> N
     (model / "model.safetensors.index.json").write_bytes((source / "model.safetensors.index.json").read_bytes())
     result = spark("model", "import", "model", "-o", "model/config.json", "--name", "m", cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "model-import/output-is-input: refusing to write model/config.json" in result.stderr
+    assert "model-import/refused-output: refusing to write model/config.json" in result.stderr
     assert (model / "config.json").read_bytes() == text
 
 
