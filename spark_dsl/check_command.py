@@ -67,6 +67,7 @@ def checked_run(
     from spark_dsl.pipeline import UsageError, collect_paths
     from spark_dsl.project import Projects
 
+    CurrentFile.path = "(no file)"  # not the last run's, when commands run in one process
     if root is not None:
         check_root(root)
     projects = Projects(forced=root)
@@ -78,6 +79,11 @@ def checked_run(
         if stdin is not None:
             if root is not None and not stdin.resolve().is_relative_to(root.resolve()):
                 raise UsageError(f"--stdin-filename {printable(str(stdin))} is outside the project root (see --root)")
+            left = projects.escape(str(stdin), stdin.resolve(), folder=False) if root is None else None
+            if left is not None:  # its project would be the link target's, with that project's settings
+                raise UsageError(
+                    f"--stdin-filename {printable(str(stdin))} resolves outside the project root {printable(str(left))}"
+                )
             files = [f for f in files if f.resolve() != stdin.resolve()]
             files.insert(0 if paths[0] == invocation.STDIN else len(files), stdin)
             overlays = {stdin: invocation.stdin_text(), **(overlays or {})}

@@ -24,7 +24,7 @@ from spark_dsl.check_command import (
     internal_failure,
     usage,
 )
-from spark_dsl.cli_options import ConventionsCommand
+from spark_dsl.cli_options import ConventionsCommand, SafePath
 
 # `spark plan` formats, here so --help needs no import of the renderers.
 PLAN_FORMATS = ("text", "json", "shell", "mermaid", "sarif", "github")
@@ -39,7 +39,7 @@ PLAN_FORMAT_HELP = (
 def _root_option(fn: Any) -> Any:
     return click.option(
         "--root",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=SafePath(file_okay=False, path_type=Path),
         default=None,
         help="Project root that imports may not leave, for every file "
         "(default: each file's project root: the nearest folder above it with spark.toml, "
@@ -256,7 +256,7 @@ model_group.command_class = ConventionsCommand  # records its reads for `-o`'s w
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=SafePath(dir_okay=False, path_type=Path),
     default=None,
     help="Write the block to this file (created or replaced) instead of standard output.",
 )
@@ -302,7 +302,7 @@ def model_import(path: str, output: Path | None, name: str | None) -> None:
 )
 @click.option(
     "--vllm-python",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=SafePath(dir_okay=False, path_type=Path),
     help="Interpreter with vLLM installed (default: $SPARK_VLLM_PYTHON, else the one `vllm` on PATH runs).",
 )
 def plan(
@@ -487,7 +487,7 @@ def _report_output_problems(problems: list[Any]) -> None:
     "-o",
     "--output",
     "out_dir",
-    type=click.Path(path_type=Path),
+    type=SafePath(path_type=Path),
     default=None,
     help="Folder that receives one folder per deployment "
     "(default: the project's `output` setting, else `build` in the current folder).",

@@ -51,6 +51,29 @@ def quiet_option(fn: F) -> F:
     )(fn)
 
 
+class SafePath(click.Path):
+    """click's Path, refusing a NUL (which click's own checks pass to `os.stat`, a ValueError
+    traceback) before it looks at the file system. A real command line cannot carry a NUL; a
+    program calling spark's commands in-process, or a shell `$'a\\0b'`, can."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            self.fail("a path cannot hold a NUL character", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def _no_nul(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    """`_store(name)`, refusing a NUL in the value (it names a path)."""
+    store = _store(name)
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        if isinstance(value, str) and "\x00" in value:
+            raise click.BadParameter("a path cannot hold a NUL character", ctx, param)
+        store(ctx, param, value)
+
+    return callback
+
+
 def _check_output(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
     """Checks the path now, so a folder, or a file in a folder that does not exist, is a usage
     error before anything runs; the file is written only when the command has run
@@ -127,7 +150,7 @@ def _deliver(ctx: click.Context, path: Path, data: bytes) -> None:
 def output_file_option(fn: F) -> F:
     return click.option(
         "--output-file",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=SafePath(dir_okay=False, path_type=Path),
         expose_value=False,
         callback=_check_output,
         help="Write what would go to standard output to this file instead (created or replaced).",
@@ -139,7 +162,7 @@ def stdin_filename_option(fn: F) -> F:
         "--stdin-filename",
         metavar="PATH",
         expose_value=False,
-        callback=_store("stdin_filename"),
+        callback=_no_nul("stdin_filename"),
         help="With `-` as the path: the file the text on standard input stands for (its name in "
         "diagnostics, its folder for imports, its project for settings).",
     )(fn)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -160,15 +159,17 @@ def _named(raw: str, projects: Projects, skipped: list[str] | None) -> list[Path
     forced = projects.forced
     if forced is not None and not resolved.is_relative_to(forced.resolve()):
         raise files.NamedPathError(f"{shown} is outside the project root {files.printable(str(forced))} (see --root)")
-    if stat.S_ISDIR(status.st_mode):
-        return files.scanned_or_error(raw, *projects.scan(path, resolved), skipped)
-    files.require_regular(raw, status)
+    folder = stat.S_ISDIR(status.st_mode)
+    if not folder:
+        files.require_regular(raw, status)
     # A symbolic link is judged where it is named: one that leads out of that project is not read.
-    named = projects.of(Path(os.path.abspath(path)).parent).root
-    if forced is None and not resolved.is_relative_to(named):
+    left = projects.escape(raw, resolved, folder) if forced is None else None
+    if left is not None:
         raise files.NamedPathError(
-            f"{shown} resolves outside the project root {files.printable(str(named))} (see --root)"
+            f"{shown} resolves outside the project root {files.printable(str(left))} (see --root)"
         )
+    if folder:
+        return files.scanned_or_error(raw, *projects.scan(path, resolved), skipped)
     return [path]
 
 

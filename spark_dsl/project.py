@@ -103,6 +103,7 @@ class Projects(Struct):
     _resolved: dict[Path, Path | files.Unreadable] = field(default_factory=dict)
     _folders: dict[str, Path | files.Unreadable] = field(default_factory=dict)  # by the folder's text
     _forced_real: Path | None = None  # `forced`, resolved once
+    _named_roots: dict[Path, Path] = field(default_factory=dict)  # by the folder a path is named in
 
     def forget_paths(self) -> None:
         """Lets go of the paths remembered for the run once it is done: a few hundred bytes a spec
@@ -180,6 +181,23 @@ class Projects(Struct):
 
         found, skipped = files.scan(folder, boundary or self.of(real).root, pruned)
         return [path for path in found if kept(real_of(path))], skipped
+
+    def escape(self, raw: str, real: Path, folder: bool) -> Path | None:
+        """The project root that a path named on the command line (resolved: `real`) leaves
+        through a symbolic link, or None when it stays inside.
+
+        The project is the one the path is *named* in: found from the path as written, before
+        any link in it is followed (`cases/link` -> `../outside` is named in the project of
+        `cases`, and so is `cases/link/x.spark`). A link that stays inside is followed as ever."""
+        lexical = Path(os.path.abspath(raw))
+        start = lexical if folder else lexical.parent
+        root = self._named_roots.get(start)
+        if root is None:  # a pre-commit hook names hundreds of files in a few folders
+            # Only folders reached without a link: a marker seen through `cases/link` is the target's.
+            unlinked = [f for f in (start, *start.parents) if os.path.realpath(f) == os.fspath(f)]
+            home = next((f for f in unlinked if marker(f) is not None), unlinked[0] if unlinked else start)
+            root = self._named_roots[start] = self.of(home).root
+        return None if real.is_relative_to(root) else root
 
     def all(self) -> list[Project]:
         """Every project found so far, once each, in the order found."""

@@ -17,6 +17,7 @@ def mode(path: Path) -> int:
 
 
 def test_fmt_writes_through_a_symlink_and_keeps_the_link(tmp_path: Path, spark) -> None:
+    (tmp_path / ".git").mkdir()  # one project: a link out of the project is not followed (issue 31)
     real = tmp_path / "real/deep/a.spark"
     real.parent.mkdir(parents=True)
     real.write_text(UGLY)

@@ -44,13 +44,20 @@ def spark_files(paths: list[str], skipped: list[str] | None = None) -> list[str]
                 found.append(raw)
                 continue
             status = files.named(raw)
-            if stat.S_ISDIR(status.st_mode):
+            folder = stat.S_ISDIR(status.st_mode)
+            if not folder:
+                files.require_regular(raw, status)
+            left = projects.escape(raw, files.named_real(raw), folder)
+            if left is not None:  # fmt writes what it reads: never a file out of the project it is named in
+                raise files.NamedPathError(
+                    f"{files.printable(raw)} resolves outside the project root {files.printable(str(left))}"
+                )
+            if folder:
                 inside = files.named_real(raw)
                 # fmt writes what it reads: a symlinked file is followed only inside the scanned folder.
                 below = projects.scan(Path(raw), inside, boundary=inside)
                 found.extend(p.as_posix() for p in files.scanned_or_error(raw, *below, skipped))
                 continue
-            files.require_regular(raw, status)
             found.append(raw)
     except files.NamedPathError as err:
         raise FormatUsageError(str(err)) from None
