@@ -53,7 +53,12 @@ def not_regular(mode: int) -> Unreadable | None:
 
 
 def os_problem(err: OSError | ValueError | RuntimeError) -> Unreadable:
-    """An operating-system failure in words; ValueError is Python's refusal of a NUL in a path."""
+    """An operating-system failure in words; ValueError is Python's refusal of a NUL in a path,
+    or (UnicodeEncodeError) of a lone surrogate, which an editor's URI can carry."""
+    if isinstance(err, UnicodeEncodeError):
+        return Unreadable(
+            "its path holds a lone surrogate, which no file name can hold", "name the file by a path in valid UTF-8"
+        )
     if isinstance(err, ValueError):
         return Unreadable("its path contains a NUL character", "remove the `\\u{0}` from the path")
     number = errno.ELOOP if isinstance(err, RuntimeError) else err.errno  # resolve() on a loop, Python < 3.13

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
 
 from spark_dsl.loader import SourceFile
 from spark_dsl.lsp.cursor import Part, spot_at
 from spark_dsl.lsp.documents import Analysis
 from spark_dsl.lsp.positions import TextPositions
+from spark_dsl.lsp.uris import file_uri
 from spark_dsl.syntax import ast
 
 _FILE_START = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
@@ -78,12 +78,15 @@ def definition(analysis: Analysis, offset: int, encoding: str) -> list[types.Loc
     if found is not None:
         source, named = found
         positions = TextPositions(source.text, encoding, source.index)
-        uri = analysis.uri if source.path == analysis.path else from_fs_path(str(source.path))
+        uri = analysis.uri if source.path == analysis.path else file_uri(source.path)
         return [types.Location(uri=uri, range=positions.range(named.name.span))]
     if spot.part is Part.IMPORT:
         assert isinstance(spot.statement, ast.Import)
-        target = (analysis.path.parent / spot.statement.path.value).resolve()
+        try:
+            target = (analysis.path.parent / spot.statement.path.value).resolve()
+        except (OSError, RuntimeError, ValueError):  # a NUL in the import; a loop, on Python < 3.13
+            return None
         if analysis.source_at(target) is None and not target.is_file():
             return None
-        return [types.Location(uri=from_fs_path(str(target)), range=_FILE_START)]
+        return [types.Location(uri=file_uri(target), range=_FILE_START)]
     return None

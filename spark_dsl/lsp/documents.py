@@ -8,11 +8,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from msgspec import Struct, field
-from pygls.uris import from_fs_path, to_fs_path
 
 from spark_dsl import files
 from spark_dsl.diagnostics import Diagnostic
 from spark_dsl.loader import ResolvedDeployment, SourceFile
+from spark_dsl.lsp.uris import file_uri, uri_path
 from spark_dsl.pipeline import RunResult, run
 from spark_dsl.plan.model import Plan
 from spark_dsl.project import Projects
@@ -32,14 +32,19 @@ def resolvable(uri: str) -> bool:
 
 @lru_cache(maxsize=1024)
 def _located(uri: str) -> tuple[Path, bool]:
-    """Cached: a check asks several times, and resolving a path costs system calls."""
-    fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+    """Cached: a check asks several times, and resolving a path costs system calls.
+
+    A URI that names no file (another scheme, or one that does not parse) is an untitled
+    buffer. A lone surrogate in a path (UnicodeEncodeError, a ValueError) makes it a path
+    that does not resolve; in the digest it is kept as it is (surrogatepass).
+    """
+    fs_path = uri_path(uri)
     if fs_path:
         try:
             return Path(fs_path).resolve(), True
         except (OSError, RuntimeError, ValueError):  # RuntimeError: a loop, on Python < 3.13
             return Path(os.path.abspath(fs_path)), False
-    digest = hashlib.sha1(uri.encode("utf-8")).hexdigest()[:12]
+    digest = hashlib.sha1(uri.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return (Path.cwd() / f".untitled-{digest}.spark").resolve(), True
 
 
@@ -50,7 +55,7 @@ def read_unopened(uri: str) -> str | None:
     MAX_SPEC_BYTES, never blocking. A FIFO would block the server, a device such as
     /dev/zero never ends, /dev/stdin is the server's own input.
     """
-    fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+    fs_path = uri_path(uri)
     if not fs_path:
         return None
     data = files.read_spec(Path(fs_path))
@@ -99,8 +104,7 @@ class Analysis(Struct):
             return None
         if source.path == self.path:
             return self.uri
-        uri = from_fs_path(str(source.path))
-        return uri if isinstance(uri, str) else None
+        return file_uri(source.path)
 
     def depends_on(self, path: Path) -> bool:
         """Whether this document's run read `path` (itself or an import, however deep), or an
@@ -168,9 +172,14 @@ def affected_by(analyses: dict[str, Analysis], changes: list[tuple[Path, bool]])
 
 
 def workspace_folders(uris: list[str]) -> list[Path]:
+    """The folders of `file:` URIs, resolved; a path that cannot be (a NUL in it) is left out."""
     out = []
     for uri in uris:
-        fs_path = to_fs_path(uri)
-        if fs_path:
+        fs_path = uri_path(uri)
+        if not fs_path:
+            continue
+        try:
             out.append(Path(os.path.realpath(fs_path)))
+        except (OSError, ValueError):
+            continue
     return out

@@ -10,7 +10,7 @@ import os
 from functools import cache
 from pathlib import Path
 
-from pygls.uris import from_fs_path
+from spark_dsl.lsp.uris import file_uri
 
 
 def _folder() -> Path:
@@ -39,5 +39,4 @@ def rule_doc_uri(code: str) -> str | None:
             os.replace(tmp, path)
     except OSError:
         return None
-    uri = from_fs_path(str(path))
-    return uri if isinstance(uri, str) else None
+    return file_uri(path)

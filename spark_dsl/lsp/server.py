@@ -20,6 +20,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from spark_dsl import __version__
+from spark_dsl.files import printable
 from spark_dsl.lsp.code_actions import code_actions
 from spark_dsl.lsp.completion import completions
 from spark_dsl.lsp.definition import definition
@@ -186,10 +187,13 @@ def build_server() -> SparkServer:
     @server.feature(types.INITIALIZE)
     @guarded(None)
     def initialize(ls: SparkServer, params: types.InitializeParams) -> None:
-        folders = ls.folders()
+        folders = ls.folders()  # a root that is no folder was dropped, and logged, by the protocol
         if folders:
             # File names in messages and hovers read relative to the project, as from `spark check`.
-            os.chdir(folders[0])
+            try:
+                os.chdir(folders[0])
+            except OSError as err:  # unreadable, or gone since: names read from where the server started
+                log.warning("spark: cannot work from %s: %s", printable(str(folders[0])), err.strerror)
 
     @server.feature(types.INITIALIZED)
     @guarded(None)
