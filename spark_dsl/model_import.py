@@ -161,9 +161,28 @@ def _small_text(path: Path) -> str:
     return "" if isinstance(data, files.Unreadable) else data[:200].decode("utf-8", "replace")
 
 
+def model_boundary(folder: Path) -> Path:
+    """The folder a model's files must resolve into: the model's folder, or for a snapshot of the
+    Hugging Face cache its repository folder (`models--ORG--NAME`), whose `blobs/` the snapshot's
+    links name. A `config.json` linked from anywhere else was read, and its `_name_or_path`
+    printed: a link to any JSON file of the machine."""
+    real = folder.resolve()
+    if len(real.parts) >= 3 and real.parts[-2] == "snapshots" and real.parts[-3].startswith("models--"):
+        return real.parent.parent
+    return real
+
+
 def read_json(path: Path, what: str) -> dict[str, Any]:
     """A JSON object from `path`, read through the one gate for user-named files (files.read_spec:
-    a regular file of at most MAX_JSON_BYTES, never blocking) and parsed with a nesting limit."""
+    a regular file of at most MAX_JSON_BYTES, never blocking) and parsed with a nesting limit.
+    The file must resolve inside its model (`model_boundary`)."""
+    real = files.resolve(path)
+    if isinstance(real, Path) and not real.is_relative_to(model_boundary(path.parent)):
+        raise ImportProblem(
+            "outside-model",
+            f"{files.display(path)} is a symbolic link out of the model's folder; spark does not follow it",
+            f"put the model's own {what} in its folder (a Hugging Face cache snapshot may link into its blobs/)",
+        )
     status = files.inspect(path)
     if isinstance(status, files.Unreadable):
         if files.missing(path):

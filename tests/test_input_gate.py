@@ -161,3 +161,18 @@ def test_a_spec_without_a_project_at_the_top_imports_nothing(tmp_path: Path) -> 
     out = no_traceback(result)
     assert result.returncode == 1 and SECRET not in out
     assert "leaves the project root" in out and "give the spec a project" in out
+
+
+def test_model_import_follows_no_link_out_of_the_model(tmp_path: Path) -> None:
+    """A config.json linked to a JSON file elsewhere was read, and its `_name_or_path` printed."""
+    source = Path(__file__).parent / "data/hf_configs/llama-3.1-8b"
+    config = json.loads((source / "config.json").read_text())
+    (tmp_path / "elsewhere.json").write_text(json.dumps({**config, "_name_or_path": f"{SECRET}/llama"}))
+    model = tmp_path / "project/model"
+    model.mkdir(parents=True)
+    (model / "model.safetensors.index.json").write_bytes((source / "model.safetensors.index.json").read_bytes())
+    (model / "config.json").symlink_to(tmp_path / "elsewhere.json")
+    result = spark("model", "import", "model", cwd=tmp_path / "project")
+    out = no_traceback(result)
+    assert result.returncode == 2 and SECRET not in out
+    assert "model-import/outside-model: model/config.json is a symbolic link out of the model's folder" in out
