@@ -36,7 +36,8 @@ GENERATED = {"rules.md"}
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 ATTRIBUTES = {"expect", "file"}
 # Languages whose blocks are only shown, with no tool here to check them.
-SHOWN_ONLY = {"lua", "text"}
+# `jsonc` is VS Code's settings: JSON with comments, which no JSON parser here reads.
+SHOWN_ONLY = {"jsonc", "lua", "text"}
 
 
 @dataclass(frozen=True)

@@ -61,8 +61,11 @@ def _walk(
 ) -> Iterator[tuple[str, click.Parameter]]:
     settings = command.context_settings if parent is None else {}
     ctx = click.Context(command, info_name=path[-1], parent=parent, **settings)
+    help_option = command.get_help_option(ctx)
     for param in command.get_params(ctx):  # the help option included: click adds it per context
         name = "/".join(param.opts) if isinstance(param, click.Option) else (param.name or "").upper()
+        if param is help_option:  # click keeps the first context's help option: named by the group's names
+            name = "/".join(ctx.help_option_names)
         yield " ".join([*path, name]), param
     if isinstance(command, click.Group):
         for sub in command.list_commands(ctx):
