@@ -70,7 +70,7 @@ def checked_run(
     CurrentFile.path = "(no file)"  # not the last run's, when commands run in one process
     if root is not None:
         check_root(root)
-    projects = Projects(forced=root)
+    projects = Projects(forced=root, selection=invocation.current().selection)
     conventions = invocation.current()
     skipped: list[str] = []
     try:
@@ -228,16 +228,21 @@ def check(
     """`spark check`: parse, resolve and check files (a directory means every *.spark below it),
     then exit. The defaults are what click parses from a plain `spark check PATH...`
     (tests/test_plain_check.py holds them to it)."""
+    if invocation.current().statistics and fmt not in ("text", "json"):
+        usage(f"--statistics writes text or json, not --format {fmt}")
     if not (fix or show_diff):
         result = checked_run(paths, root)
         try:
-            emit_diagnostics(result, fmt, no_color)
+            if invocation.current().statistics:
+                _emit_statistics(result, fmt)
+            else:
+                emit_diagnostics(result, fmt, no_color)
             hint = _fix_hint(result, unsafe_fixes)
             if hint and fmt == "text" and not invocation.current().quiet:
                 echo_error(f"spark: {hint}")
         except Exception as err:
             internal_failure(err)
-        sys.exit(exit_code(result, deny))
+        _exit(exit_code(result, deny))
     from contextlib import nullcontext, redirect_stdout
 
     from spark_dsl import fixes
@@ -249,16 +254,35 @@ def check(
             fixes.write_diff(outcome, sys.stdout)
             if not quiet:
                 fixes.report(outcome, True, sys.stderr)
-            sys.exit(EXIT_ERRORS if outcome.changed else EXIT_OK)
+            _exit(EXIT_ERRORS if outcome.changed else EXIT_OK)
         # `spark check --fix -` is a filter: the fixed text on stdout, the report on stderr.
         unwritten = fixes.write_fixed(outcome, sys.stderr, stdin, sys.stdout)
         if not quiet:
             fixes.report(outcome, False, sys.stderr)
         with redirect_stdout(sys.stderr) if stdin is not None else nullcontext():
-            emit_diagnostics(outcome.result, fmt, no_color)
+            if invocation.current().statistics:
+                _emit_statistics(outcome.result, fmt)
+            else:
+                emit_diagnostics(outcome.result, fmt, no_color)
     except Exception as err:
         internal_failure(err)
-    sys.exit(EXIT_ERRORS if unwritten else exit_code(outcome.result, deny))
+    # A file --fix could not write is no diagnostic: --exit-zero leaves its 1.
+    if unwritten:
+        sys.exit(EXIT_ERRORS)
+    _exit(exit_code(outcome.result, deny))
+
+
+def _exit(code: int) -> NoReturn:
+    """Exits with `code`, or 0 for diagnostics under `--exit-zero` (usage errors stay 2, bugs 3)."""
+    sys.exit(EXIT_OK if code == EXIT_ERRORS and invocation.current().exit_zero else code)
+
+
+def _emit_statistics(result: Any, fmt: str) -> None:
+    """`--statistics`: the count of each code instead of the diagnostics (ruff's table)."""
+    from spark_dsl.render import statistics
+
+    diagnostics = result.diagnostics
+    sys.stdout.write(statistics.render_json(diagnostics) if fmt == "json" else statistics.render_text(diagnostics))
 
 
 class _QuietFlush:

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 import click
 
-from spark_dsl import check_command
+from spark_dsl import check_command, completion
 from spark_dsl.check_command import (
     EXIT_ERRORS,
     CurrentFile,
@@ -75,6 +75,12 @@ def _show_settings(fn: Any) -> Any:
     return show_settings_option(fn)
 
 
+def _selection(fn: Any) -> Any:
+    from spark_dsl.cli_options import selection_options
+
+    return selection_options(fn)
+
+
 def _deny(fn: Any) -> Any:
     from spark_dsl.cli_options import deny_option
 
@@ -87,10 +93,18 @@ def _fmt_conventions(fn: Any) -> Any:
     return cli_options.stdin_filename_option(cli_options.quiet_option(fn))
 
 
+def _check_only(fn: Any) -> Any:
+    """`spark check`'s `--statistics` and `--exit-zero` (docs/cli.md says why plan and build have neither)."""
+    from spark_dsl import cli_options
+
+    return cli_options.statistics_option(cli_options.exit_zero_option(fn))
+
+
 def _common(fn: Any) -> Any:
     from spark_dsl import cli_options
 
     fn = cli_options.deployment_option(fn)
+    fn = cli_options.selection_options(fn)
     fn = _conventions(fn)
     fn = _root_option(fn)
     fn = click.option(
@@ -120,6 +134,7 @@ main.command_class = ConventionsCommand
 @click.argument("paths", nargs=-1, callback=_default_paths)
 @_common
 @_show_settings
+@_check_only
 @click.option(
     "--fix",
     is_flag=True,
@@ -154,7 +169,7 @@ def check(
 
 
 @main.command()
-@click.argument("topic", nargs=-1, metavar="[CODE|NAME]")
+@click.argument("topic", nargs=-1, metavar="[CODE|NAME]", shell_complete=completion.topics)
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
 @click.option(
     "--list", "list_codes", is_flag=True, help="List every code with its severity and title (as no argument does)."
@@ -282,9 +297,12 @@ def model_import(path: str, output: Path | None, name: str | None) -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, callback=_default_paths)
-@click.option("-d", "--deployment", "names", multiple=True, help="Only these deployments.")
+@click.option(
+    "-d", "--deployment", "names", multiple=True, shell_complete=completion.deployments, help="Only these deployments."
+)
 @_root_option
 @_conventions
+@_selection
 @_deny
 @click.option(
     "--format", "fmt", type=click.Choice(PLAN_FORMATS), default="text", show_default=True, help=PLAN_FORMAT_HELP
@@ -481,6 +499,7 @@ def _report_output_problems(problems: list[Any]) -> None:
     "targets",
     multiple=True,
     metavar="TARGET",
+    shell_complete=completion.targets,
     help="Build exactly this target for every deployment (repeatable).",
 )
 @click.option(

@@ -177,8 +177,15 @@ def deployment_option(fn: F) -> F:
         metavar="NAME",
         expose_value=False,
         callback=_store("deployments"),
+        shell_complete=_complete_deployments,
         help="Only this deployment (repeatable): its diagnostics and outputs, and those of no deployment.",
     )(fn)
+
+
+def _complete_deployments(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    from spark_dsl.completion import deployments
+
+    return deployments(ctx, param, incomplete)
 
 
 def deny_option(fn: F) -> F:
@@ -201,4 +208,85 @@ def show_settings_option(fn: F) -> F:
         callback=_store("show_settings"),
         help="Print each project's root and settings, with where each comes from, and the files "
         "they apply to; check nothing.",
+    )(fn)
+
+
+def _selection(field_name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    """Stores `--select`, `--extend-select` or `--ignore` in the invocation's Selection, each value
+    checked against the code registry (a usage error with a did-you-mean otherwise)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+        if not value:
+            return
+        from msgspec.structs import replace
+
+        from spark_dsl.code_selection import Selection, parse
+
+        codes, problem = parse(value, ignoring=field_name == "ignore")
+        if problem is not None:
+            raise click.BadParameter(problem, ctx, param)
+        conventions = current()
+        conventions.selection = replace(conventions.selection or Selection(), **{field_name: codes})
+
+    return callback
+
+
+def _code_option(name: str, field_name: str, help_text: str) -> Callable[[F], F]:
+    from spark_dsl import completion
+
+    return click.option(
+        name,
+        f"{field_name}_codes",
+        multiple=True,
+        metavar="CODES",
+        expose_value=False,
+        callback=_selection(field_name),
+        shell_complete=completion.codes,
+        help=help_text,
+    )
+
+
+def selection_options(fn: F) -> F:
+    """`--select`, `--extend-select` and `--ignore`, as ruff's (spark_dsl.code_selection)."""
+    for option in (
+        _code_option(
+            "--ignore",
+            "ignore",
+            "Do not report these codes or prefixes (comma-separated or repeated), after every other "
+            "selection; errors are always reported.",
+        ),
+        _code_option(
+            "--extend-select",
+            "extend_select",
+            "Also report these codes or prefixes, even where the project's `ignore` leaves them out.",
+        ),
+        _code_option(
+            "--select",
+            "select",
+            "Report only these codes or prefixes (SPK3, SPK302), replacing the project's `select` and "
+            "`ignore`; errors are always reported.",
+        ),
+    ):
+        fn = option(fn)
+    return fn
+
+
+def statistics_option(fn: F) -> F:
+    return click.option(
+        "--statistics",
+        is_flag=True,
+        expose_value=False,
+        callback=_store("statistics"),
+        help="Print the count of each code (most frequent first, `[*]` where --fix fixes one) "
+        "instead of the diagnostics; text or json.",
+    )(fn)
+
+
+def exit_zero_option(fn: F) -> F:
+    return click.option(
+        "--exit-zero",
+        is_flag=True,
+        expose_value=False,
+        callback=_store("exit_zero"),
+        help="Exit 0 even when diagnostics are reported (a usage error still exits 2).",
     )(fn)

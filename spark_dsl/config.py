@@ -13,7 +13,7 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from msgspec import Struct, field
 from msgspec.structs import replace
@@ -25,6 +25,9 @@ from spark_dsl.loader import SourceFile
 from spark_dsl.patterns import lazy_regex
 from spark_dsl.span import Location, Span
 from spark_dsl.structured import TooDeep, load_toml
+
+if TYPE_CHECKING:
+    from spark_dsl.code_selection import Selection
 
 T = TypeVar("T")
 
@@ -46,7 +49,6 @@ KEYS = (
     "warnings-as-errors",
     "output",
 )
-CODE_PATTERN = lazy_regex(r"SPK\d{0,3}")
 
 
 class Origin(Struct, frozen=True):
@@ -113,8 +115,10 @@ class Settings(Struct, frozen=True):
 
     # ---- diagnostics --------------------------------------------------------
 
-    def keeps(self, diagnostic: Diagnostic, path: Path) -> bool:
-        """Whether `select`, `ignore` and `per-path-ignores` keep a diagnostic found in `path`.
+    def keeps(self, diagnostic: Diagnostic, path: Path, command_line: Selection | None = None) -> bool:
+        """Whether `select`, `ignore` and `per-path-ignores` keep a diagnostic found in `path`,
+        with the command line's `--select`, `--extend-select` and `--ignore` as a last layer
+        (spark_dsl.code_selection).
 
         Errors are always kept: a spec with an error cannot be deployed, so no setting hides one.
         """
@@ -122,9 +126,11 @@ class Settings(Struct, frozen=True):
             return True
         code = diagnostic.code
         selected = self.select.value
-        if selected is not None and not any(code.startswith(prefix) for prefix in selected):
-            return False
-        if any(code.startswith(prefix) for prefix in self.ignore.value):
+        kept = selected is None or any(code.startswith(prefix) for prefix in selected)
+        kept = kept and not any(code.startswith(prefix) for prefix in self.ignore.value)
+        if command_line is not None:
+            kept = command_line.decides(code, kept)
+        if not kept:
             return False
         for pattern, codes in self.per_path_ignores.value:
             if any(code.startswith(prefix) for prefix in codes) and _matches((pattern,), path, self.home):
@@ -379,32 +385,19 @@ class _Reader(Struct):
         if not self._strings(path, value, 'a list of codes or prefixes, such as `["SPK302", "SPK4"]`'):
             return None
         assert isinstance(value, list)
-        from spark_dsl.codes import close_codes, registry
+        from spark_dsl.code_selection import problem
 
-        known = registry()
         kept = []
         for item in value:
-            shown = files.printable(item)
-            matching = [doc for code, doc in known.items() if code.startswith(item)]
-            if not CODE_PATTERN.fullmatch(item) or not matching:
-                upper = item.strip().upper()
-                close = [upper] if upper != item and upper in known else close_codes(item)
-                fixes = (self._item_fix(path, item, close[0]),) if close else ()
+            found = problem(item, ignoring)
+            if found is not None:  # the command line's --select and --ignore say the same
+                message, help_text, guess = found
                 self._bad(
                     path,
-                    f'"{shown}" is not a diagnostic code' + (f"; did you mean `{close[0]}`?" if close else ""),
-                    "name a code such as `SPK302`, or a prefix such as `SPK3` for a whole range "
-                    "(`spark explain --list` lists them)",
+                    message,
+                    help_text,
                     item=item,
-                    fixes=fixes,
-                )
-                continue
-            if ignoring and all(doc.severity == "error" for doc in matching):
-                self._bad(
-                    path,
-                    f'"{shown}" names only errors, and errors cannot be ignored',
-                    "fix the error instead: a spec with an error cannot be deployed; `ignore` takes warnings and infos",
-                    item=item,
+                    fixes=(self._item_fix(path, item, guess),) if guess else (),
                 )
                 continue
             kept.append(item)

@@ -15,6 +15,8 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from spark_dsl.code_selection import Selection
+
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 KEY = "spark.conventions"
@@ -35,6 +37,11 @@ class Conventions(Struct):
     build_folder: Path | None = None
     # Names of deployments `-d` left out: a build keeps their folders as they are.
     left_out: set[str] = field(default_factory=set)
+    # `--select`, `--extend-select` and `--ignore` (spark_dsl.code_selection); `spark check`'s
+    # `--statistics` and `--exit-zero`.
+    selection: Selection | None = None
+    statistics: bool = False
+    exit_zero: bool = False
 
 
 def current() -> Conventions:

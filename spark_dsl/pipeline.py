@@ -265,7 +265,7 @@ def _apply_settings(
     kept = []
     for d in diagnostics:
         source = sources.get(d.location.file) if d.location is not None else None
-        if source is None or projects.of(source.path).settings.keeps(d, source.path):
+        if source is None or projects.of(source.path).settings.keeps(d, source.path, projects.selection):
             kept.append(d)
     return [d for project in projects.all() for d in project.settings.diagnostics] + kept
 

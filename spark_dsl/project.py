@@ -24,6 +24,7 @@ from pathlib import Path
 from msgspec import Struct, field
 
 from spark_dsl import config, files
+from spark_dsl.code_selection import Selection
 from spark_dsl.patterns import lazy_regex
 from spark_dsl.structured import load_toml
 
@@ -89,10 +90,12 @@ def _is(path: Path, kind: Callable[[int], bool]) -> bool:
 class Projects(Struct):
     """Finds and remembers projects for one run, so a folder is searched and a file loaded once.
 
-    `forced` is `--root`: every file's project is that folder's.
+    `forced` is `--root`: every file's project is that folder's. `selection` is the command
+    line's `--select`/`--extend-select`/`--ignore`, applied after each project's own.
     """
 
     forced: Path | None = None
+    selection: Selection | None = None
     _by_folder: dict[Path, Project] = field(default_factory=dict)
     # Where each path asked about starts its search: a run asks of every file two or three times
     # (its folder's scan, the loader, the settings), and each answer walked every folder above it.

@@ -73,6 +73,8 @@ def _cli() -> dict[str, Surface]:
         "spark check --fix": Surface("flag", "writes the specs it read, which are the run's inputs by design"),
         "spark check --unsafe-fixes": Surface("flag"),
         "spark check --diff": Surface("flag"),
+        "spark check --statistics": Surface("flag"),
+        "spark check --exit-zero": Surface("flag"),
         "spark plan --node": Surface("number"),
         "spark plan --verify-vllm": Surface("flag"),
         "spark plan --vllm-python": Surface("input-path", "an interpreter spark runs, not a file it reads"),
@@ -92,6 +94,10 @@ def _cli() -> dict[str, Surface]:
         out[f"spark {command} --deny"] = Surface("choice")
         out[f"spark {command} --format"] = Surface("choice")
         out[f"spark {command} --no-color"] = Surface("flag")
+        for codes in ("--select", "--extend-select", "--ignore"):
+            out[f"spark {command} {codes}"] = Surface(
+                "free-string", "codes or prefixes (SPK3, SPK302), comma-separated, each checked against the codes"
+            )
     return out
 
 
