@@ -85,6 +85,7 @@ def test_recipe_rules_are_marked_and_skip_other_models(tmp_path: Path) -> None:
     assert {
         "SPK201",
         "SPK202",
+        "SPK203",
         "SPK204",
         "SPK207",
         "SPK210",
@@ -94,7 +95,7 @@ def test_recipe_rules_are_marked_and_skip_other_models(tmp_path: Path) -> None:
         "SPK222",
         "SPK401",
     } <= recipe
-    assert not recipe & {"SPK203", "SPK215", "SPK217", "SPK219", "SPK220", "SPK223", "SPK301", "SPK303"}
+    assert not recipe & {"SPK215", "SPK217", "SPK219", "SPK220", "SPK223", "SPK301", "SPK303"}
     # h100 is outside the recipe: SPK201 for Muse Spark Open, nothing for a declared model.
     spec = DEPLOYMENT.replace("model       = my-llama", "model       = my-llama\n  checkpoint  = bf16")
     assert _run(tmp_path, {"models/llama.spark": LLAMA, "spec.spark": spec}).diagnostics == []

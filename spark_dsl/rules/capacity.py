@@ -219,7 +219,9 @@ def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
             at = plan.settings.get("max_model_len")
             fits = _tokens_that_fit(est)
             smaller = catalog.load().smallest_kv_cache_dtype()
-            help_text = f"lower `max_model_len`, use `kv_cache_dtype = {smaller}`, or add memory"
+            # Named only where it is not the KV cache already: else the help leads back to this spec.
+            dtype = "" if plan.value("kv_cache_dtype") == smaller else f", use `kv_cache_dtype = {smaller}`"
+            help_text = f"lower `max_model_len`{dtype}, or add memory"
             fix = None
             if fits is not None:
                 shown = format_count(fits)

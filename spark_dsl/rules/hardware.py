@@ -39,6 +39,9 @@ def _downgrade(plan: Plan) -> Severity | None:
     return Severity.WARNING if plan.value("allow_unvalidated") else None
 
 
+_AT_RISK = "to proceed at your own risk"
+
+
 @recipe_only
 @rule(
     "SPK201",
@@ -57,8 +60,9 @@ def accelerator_validated(plan: Plan) -> Iterator[Finding]:
         yield Finding(
             f"accelerator `{plan.accelerator.id}` is not validated for Muse Spark Open",
             plan.settings["accelerator"],
-            f"use `accelerator = {validated}` (validated: {_validated_accelerators()}), "
-            "or set `allow_unvalidated = true` to proceed at your own risk",
+            f"use `accelerator = {validated}` (validated: {_validated_accelerators()})"
+            # Once set, naming it again would be help that leads back to the same spec.
+            + ("" if plan.value("allow_unvalidated") else f", or set `allow_unvalidated = true` {_AT_RISK}"),
             label="outside the recipe",
             severity=_downgrade(plan),
             replace_with=validated,

@@ -110,9 +110,13 @@ def _tp_fix(plan: Plan, pool: Pool, size: int) -> tuple[Resolved, Fix | None]:
     "info",
     "KV heads replicated across tensor-parallel ranks",
     checks="The tensor-parallel size is a multiple of the model's KV heads but larger: each KV head is "
-    "kept on TP / KV-heads ranks, so the KV cache per token grows by that factor.",
+    "kept on TP / KV-heads ranks, so the KV cache per token grows by that factor. Not for multi-head "
+    "latent attention (DeepSeek-V3, Kimi K2), whose one latent per layer every rank holds whole.",
     basis="vLLM replicates the KV heads when the tensor-parallel size exceeds them "
-    "(vLLM's QKVParallelLinear); the capacity estimate counts each head once per rank that holds it.",
+    "(`max(1, total_num_kv_heads // tensor_parallel_size)`, vllm/config/model.py:1683); the capacity "
+    "estimate counts each head once per rank that holds it. The help keeps the GPUs: a TP of the KV "
+    "heads with as many more data-parallel replicas (or pipeline stages), where the weights still "
+    "fit a replica; for Muse Spark Open, whose recipe's TP fills the node (SPK203), fewer `gpus`.",
     failing="deployment qwen {\n  model       = qwen-3b   # 2 KV heads\n"
     "  accelerator = h100\n  gpus        = 4   # TP 4\n}",
     fixed="model qwen-3b {\n"
@@ -136,20 +140,74 @@ def _tp_fix(plan: Plan, pool: Pool, size: int) -> tuple[Resolved, Fix | None]:
     suppressed_by=("SPK223",),
 )
 def kv_heads_replicated(plan: Plan) -> Iterator[Finding]:
+    if plan.model.architecture.mla:  # one latent per layer on every rank, whatever the TP (SPK219)
+        return
     heads = plan.model.architecture.kv_heads
     for pool in plan.pools:
         if pool.tp > heads and not pool.tp % heads:
-            at, fix = _tp_fix(plan, pool, heads)
-            yield Finding(
+            message = (
                 f"tensor-parallel size {pool.tp} exceeds the {heads} KV heads of `{plan.model.id}`: "
-                f"vLLM keeps each KV head on {pool.tp // heads} ranks",
-                at,
-                f"to hold each KV head once, {fix.message if fix else f'use a tensor-parallel size of {heads}'}"
-                " (and data parallelism for the other GPUs)",
-                label="KV heads replicated",
-                fix=fix,
+                f"vLLM keeps each KV head on {pool.tp // heads} ranks"
             )
+            if plan.model.id == catalog.load().recipe.model:  # the recipe's TP fills the node (SPK203)
+                at, fix = _tp_fix(plan, pool, heads)
+                help_text = (
+                    f"to hold each KV head once, {fix.message if fix else f'use a tensor-parallel size of {heads}'}"
+                )
+                yield Finding(message, at, help_text, label="KV heads replicated", fix=fix)
+                return
+            yield _split_replica(plan, pool, heads, message)
             return
+
+
+def _split_replica(plan: Plan, pool: Pool, heads: int, message: str) -> Finding:
+    """SPK224 for a model outside the recipe: the same GPUs as more, smaller replicas (`tp(heads)`,
+    the data-parallel replicas or pipeline stages multiplied to match), when its weights still fit
+    one; else the replication is what holding the weights costs, and the help says so."""
+    written: Parallel = pool.parallel.value
+    # The pool's GPUs, whatever the written layout places (SPK217 and SPK218 say where it does not).
+    groups = max(pool.nodes * int(plan.value("gpus")) // heads, 1)
+    if pool.pp > 1:  # stages and replicas never mix (SPK230): more stages of fewer GPUs each
+        value = replace(written, tp=heads, has_tp=True, pp=groups)
+        smaller = replace(pool, tp=heads, pp=groups)
+    else:
+        value = replace(written, tp=heads, has_tp=True, dp=groups if groups > 1 else None)
+        smaller = replace(pool, tp=heads, dp=groups if groups > 1 else None)
+    text = spelled(value)
+    if not _replica_fits(plan, smaller):
+        return Finding(
+            message,
+            pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
+            f"a tensor-parallel size of {heads} would hold each KV head once, but the weights of "
+            f"`{plan.model.id}` do not fit {heads * smaller.pp} GPUs with room for the KV cache: keep this layout",
+            label="KV heads replicated",
+        )
+    return Finding(
+        message,
+        pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
+        f"to hold each KV head once, use `parallel = {text}`: the same GPUs as "
+        + ("pipeline stages" if pool.pp > 1 else "data-parallel replicas")
+        + f" of TP {heads}",
+        label="KV heads replicated",
+        fix=set_parallel(plan, pool, value, f"use `parallel = {text}`"),
+    )
+
+
+def _replica_fits(plan: Plan, pool: Pool) -> bool:
+    """Whether a replica of `pool`'s shape passes the capacity rules (SPK301-SPK304) as the plan's
+    settings stand: the weights fit, with the headroom and the sequences they ask for."""
+    from math import ceil
+
+    from spark_dsl.plan.capacity import estimate
+
+    est = estimate(plan, pool)
+    if est is None:
+        return True
+    if est.sequences_fit < 1 or est.headroom_gb < plan.thresholds.kv_headroom_fraction * est.memory_per_replica_gb:
+        return False
+    seqs, conc = plan.settings.get("max_num_seqs"), plan.settings.get("concurrency")
+    wanted = max(seqs.value if seqs else 0, ceil(conc.value / pool.dp_size) if conc else 0)
+    return wanted <= est.sequences_fit
 
 
 def _missing_support(plan: Plan) -> str | None:

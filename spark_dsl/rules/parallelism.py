@@ -1,6 +1,12 @@
-"""How the GPUs are split (SPK203, SPK217-SPK220, SPK230, SPK231): tensor parallelism fills a node, data
-parallelism or pipeline stages span the nodes, every GPU is placed once, and the sizes divide the
-model's KV heads and experts."""
+"""How the GPUs are split (SPK203, SPK217-SPK220, SPK230-SPK232): every GPU is placed once, data-parallel
+replicas stay within a node and pipeline stages span the nodes, as vLLM 0.33.0 lays them out, and the
+sizes divide the model's KV heads and experts. Muse Spark Open's recipe asks more (SPK203: TP fills a
+node; SPK231: no pipeline), for its model only.
+
+vLLM's layout, as the pinned wheel's own validation has it (`vllm/config/parallel.py`,
+`vllm/engine/arg_utils.py`; the lines are cited in each rule's basis): a replica is TP x PP ranks
+(`world_size`), DP replicas are started `--data-parallel-size-local` to a node and each takes the next
+TP x PP GPUs of its node, and with `--nnodes` the whole world is split evenly over the nodes."""
 
 from __future__ import annotations
 
@@ -32,14 +38,17 @@ def nodes_resolved(plan: Plan) -> Resolved:
     return nodes
 
 
+@recipe_only
 @rule(
     "SPK203",
     "error",
     "tensor-parallel size differs from the GPUs per node",
-    checks="The tensor-parallel size must equal the GPUs used on each node (`gpus`, which defaults to "
-    "the accelerator's GPUs per node), for each disaggregation pool too.",
-    basis="The recipe sets TP to the GPU count: a smaller TP replicates the dense components on every "
-    "rank and runs out of memory; TP never spans nodes.",
+    checks="In a Muse Spark Open deployment, the tensor-parallel size must equal the GPUs used on each "
+    "node (`gpus`, which defaults to the accelerator's GPUs per node), for each disaggregation pool too. "
+    "Other models may split a node into data-parallel replicas (`dp(4) + tp(4)` on 2 x 8 GPUs), as "
+    "vLLM does (SPK217).",
+    basis="Muse Spark Open's recipe sets TP to the GPU count: a smaller TP replicates the model's dense "
+    "components on every rank and runs out of memory; TP never spans nodes.",
     failing="accelerator = b200   # 8 GPUs per node\nparallel    = dp(2) + tp(4) + ep   # 8 ranks, but TP 4",
     fixed="accelerator = b200\nparallel    = tp + ep",
 )
@@ -64,10 +73,16 @@ def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
     "error",
     "GPU arithmetic does not add up",
     checks="Data parallel x pipeline stages x tensor parallel must equal nodes x GPUs per node (per pool under "
-    "disaggregation), and a top-level `nodes` must equal the sum of the pools' nodes. Not reported "
-    "beside SPK204, SPK205, SPK216 or SPK218, which already explain the node count.",
-    basis="Every GPU must be placed exactly once: vLLM starts dp x pp x tp ranks and expects them to fill "
-    "the nodes it is given.",
+    "disaggregation), data-parallel replicas over several nodes must be a multiple of the nodes (each "
+    "node holds the same number of whole replicas), and a top-level `nodes` must equal the sum of the "
+    "pools' nodes. Not reported beside SPK204, SPK205, SPK216 or SPK218, which already explain the "
+    "node count.",
+    basis="vLLM 0.33.0: a replica is TP x PP ranks (`world_size`, vllm/config/parallel.py:964); each "
+    "node starts `--data-parallel-size-local` replicas, replica r on GPUs r x world_size onwards "
+    "(parallel.py:855), so a replica never straddles nodes and the nodes must hold equal groups "
+    "(parallel.py:827); with `--nnodes` (pipeline stages) the world divides evenly over the nodes "
+    "(vllm/engine/arg_utils.py:2406, 2421). spark-dsl gives each node dp / nodes local replicas and "
+    "uses every GPU `gpus` names once.",
     failing="nodes    = 2\nparallel = dp(4) + tp + ep   # 4 x 8 = 32 ranks, 16 GPUs",
     fixed="nodes    = 2\nparallel = dp(2) + tp + ep",
     suppressed_by=("SPK204", "SPK205", "SPK216", "SPK218"),
@@ -85,7 +100,9 @@ def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
         return
     for pool in plan.pools:
         ranks, available = pool.dp_size * pool.pp * pool.tp, pool.nodes * gpus
-        if ranks != available:
+        if ranks == available and pool.dp_size % pool.nodes and pool.pp == 1 and pool.nodes > 1:
+            yield _straddling(plan, pool, gpus)
+        elif ranks != available:
             fitting = spelled(pool_parallel(plan, pool))
             where = "" if pool.role == "server" else f" in the `{pool.role}` block"
             # Pipeline stages are named only where the spec has them: the message stays as it was.
@@ -104,6 +121,20 @@ def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
             )
 
 
+def _straddling(plan: Plan, pool: Pool, gpus: int) -> Finding:
+    """dp x tp fills the nodes, but some replica would hold GPUs of two nodes (`dp(3) + tp(4)` on
+    2 x 6): vLLM places a node's local replicas on its own GPUs only."""
+    fitting = spelled(pool_parallel(plan, pool))
+    where = "" if pool.role == "server" else f" in the `{pool.role}` block"
+    return Finding(
+        f"{pool.dp_size} data-parallel replicas of {pool.tp} GPUs{_pool_label(pool)} do not divide over "
+        f"{pool.nodes} nodes of {gpus} GPUs: a replica would span two nodes",
+        pool.parallel,
+        f"use `parallel = {fitting}`{where}: one data-parallel replica per node, TP = GPUs per node",
+        fix=set_parallel(plan, pool, pool_parallel(plan, pool), f"use `parallel = {fitting}`{where}"),
+    )
+
+
 def _arithmetic_culprit(pool: Pool) -> Resolved:
     """The user's parallelism if they wrote one, else the node count they wrote."""
     if pool.parallel.explicit or pool.nodes_setting is None or not pool.nodes_setting.explicit:
@@ -116,7 +147,8 @@ def _arithmetic_culprit(pool: Pool) -> Resolved:
     "error",
     "extra nodes on the NVIDIA path without replicas",
     checks="An NVIDIA deployment on several nodes without `dp(N)`, `pp(N)` or disaggregation.",
-    basis="Tensor parallelism stays within a node (SPK203), so extra nodes need data-parallel "
+    basis="spark-dsl starts vLLM's multi-node rendezvous (`--nnodes`) only for pipeline stages "
+    "(SPK217), so a replica without `pp(N)` stays within a node, and extra nodes need data-parallel "
     "replicas, pipeline stages or prefill/decode pools.",
     failing="accelerator = b200\nnodes       = 2\nparallel    = tp + ep",
     fixed="accelerator = b200\nnodes       = 2\nparallel    = dp(2) + tp + ep",
@@ -141,7 +173,8 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
     "error",
     "tensor-parallel size does not divide the KV heads",
     checks="The tensor-parallel size must divide the model's KV heads (`kv_heads`: 16 for Muse Spark "
-    "Open, 8 for Mixtral 8x7B), or be a multiple of them, which SPK224 reports.",
+    "Open, 8 for Mixtral 8x7B), or be a multiple of them, which SPK224 reports. Not for multi-head "
+    "latent attention (DeepSeek-V3, Kimi K2): vLLM caches one latent per layer, whole on every rank.",
     basis="A model fact (the catalog's or the model declaration's), not a recipe sentence: vLLM splits "
     "the KV heads evenly across TP ranks, and gives each KV head to TP / KV-heads ranks when TP "
     "exceeds them (docs/models.md).",
@@ -149,6 +182,11 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
     fixed="gpus     = 8\nparallel = tp",
 )
 def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
+    if plan.model.architecture.mla:
+        # Multi-head latent attention caches one latent per layer, whole on every TP rank: vLLM's
+        # KV heads are 1 (vllm/config/model.py:1673-1675) and TP need only divide the query heads
+        # (SPK223).
+        return
     heads = plan.model.architecture.kv_heads
     gpus = plan.settings["gpus"]
     whole = plan.accelerator.gpus_per_node
@@ -267,7 +305,7 @@ def pp_outside_recipe(plan: Plan) -> Iterator[Finding]:
         written: Parallel = pool.parallel.value
         if pool.pp == 1:  # `pp(1)` is one stage: no pipeline to leave the recipe with
             continue
-        instead = _as_replicas(pool)
+        instead = _as_replicas(pool, plan.vendor.multi_node)
         allowed = bool(plan.value("allow_unvalidated"))
         yield Finding(
             f"`parallel = {spelled(written)}` splits Muse Spark Open into pipeline stages{_pool_label(pool)}, "
@@ -282,11 +320,12 @@ def pp_outside_recipe(plan: Plan) -> Iterator[Finding]:
         return
 
 
-def _as_replicas(pool: Pool) -> Parallel:
+def _as_replicas(pool: Pool, multi_node: bool = True) -> Parallel:
     """The pool's parallelism with its stages turned into data-parallel replicas over the same
-    nodes (one per node, as SPK217 counts them), or none on one node."""
+    nodes (one per node, as SPK217 counts them), or none on one node or on a path of one node
+    (SPK204, SPK216 say so of the nodes)."""
     written: Parallel = pool.parallel.value
-    return replace(written, pp=None, dp=pool.nodes if pool.nodes > 1 else None)
+    return replace(written, pp=None, dp=pool.nodes if pool.nodes > 1 and multi_node else None)
 
 
 @rule(

@@ -20,7 +20,12 @@ def pool_parallel(plan: Plan, pool: Pool, *, ep: bool | None = None, dp: bool = 
     layer for each; SPK229), EP as it was."""
     spread = pool.nodes if dp and pool.nodes > 1 else None
     expert = pool.ep if ep is None else ep
-    if pool.pp > 1 and (spread or 0) <= plan.model.architecture.layers:
+    staged = pool.pp > 1 and (spread or 0) <= plan.model.architecture.layers
+    # EP spans the TP x DP ranks, which must divide the routed experts (SPK220): else no `ep`.
+    ep_size = int(plan.value("gpus")) * (1 if staged else spread or 1)
+    if expert and plan.model.architecture.routed_experts % ep_size:
+        expert = False
+    if staged:
         return Parallel(has_tp=True, ep=expert, pp=spread)
     return Parallel(has_tp=True, ep=expert, dp=spread)
 
