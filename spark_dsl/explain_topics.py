@@ -177,13 +177,9 @@ def _model_rows(model: catalog.Model) -> tuple[tuple[str, str], ...]:
         ("context", f"up to {model.max_context:,} tokens"),
         ("modalities", ", ".join(model.modalities)),
         ("layers", f"{arch.layers} layers, hidden size {arch.hidden_size:,}"),
-        (
-            "attention",
-            f"{arch.query_heads} query heads, {arch.kv_heads} KV heads of {arch.head_dim}: tensor "
-            "parallelism must divide the query heads (SPK223) and divide or be a multiple of the KV "
-            "heads (SPK219)",
-        ),
+        ("attention", _attention_row(arch)),
         ("sliding window", window),
+        *_local_attention_rows(arch),
         (
             "experts",
             f"{arch.routed_experts} routed, {arch.experts_per_token} per token (SPK220)"
@@ -193,6 +189,31 @@ def _model_rows(model: catalog.Model) -> tuple[tuple[str, str], ...]:
         ("checkpoints", checkpoints),
         ("draft", "none" if draft is None else f"{draft.name} ({draft.weights_gb:g} GB), {draft.repository}"),
     )
+
+
+def _attention_row(arch: catalog.Architecture) -> str:
+    if arch.mla:
+        return (
+            f"{arch.query_heads} query heads, multi-head latent attention: one latent of "
+            f"{arch.kv_lora_rank} + {arch.qk_rope_head_dim} per token per layer, whole on every "
+            "tensor-parallel rank; tensor parallelism must divide the query heads (SPK223)"
+        )
+    return (
+        f"{arch.query_heads} query heads, {arch.kv_heads} KV heads of {arch.head_dim}: tensor "
+        "parallelism must divide the query heads (SPK223) and divide or be a multiple of the KV "
+        "heads (SPK219)"
+    )
+
+
+def _local_attention_rows(arch: catalog.Architecture) -> tuple[tuple[str, str], ...]:
+    """Chunked local attention and attention sinks, for the models that have them."""
+    rows = []
+    if arch.chunked_attention_layers:
+        chunks = f"{arch.attention_chunk_size:,}-token chunks"
+        rows.append(("chunked attention", f"{chunks} on {arch.chunked_attention_layers} of {arch.layers} layers"))
+    if arch.attention_sinks:
+        rows.append(("attention sinks", "one learned logit per query head per layer (no KV-cache bytes)"))
+    return tuple(rows)
 
 
 def _checkpoint_topic(name: str) -> Topic:

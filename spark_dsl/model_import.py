@@ -289,24 +289,15 @@ def read_model(folder: Path, repository: str | None, name: str | None) -> Import
         facts.append(Fact("kv_heads", str(heads), "config.json: no num_key_value_heads, so one per query head"))
     else:
         facts.append(Fact("kv_heads", str(kv), config.where("num_key_value_heads")))
-    head_dim = config.integer("head_dim", required=False)
-    if head_dim is None:
-        if hidden % heads:
-            raise ImportProblem(
-                "missing-field",
-                f"{files.display(config_path)} has no `head_dim` and hidden_size {hidden} is not a multiple of "
-                f"num_attention_heads {heads}",
-                "import the model's own config.json",
-            )
-        facts.append(Fact("head_dim", str(hidden // heads), "config.json: hidden_size / num_attention_heads"))
-    else:
-        facts.append(Fact("head_dim", str(head_dim), config.where("head_dim")))
+    facts += _latent(config) or [_head_dim(config, hidden, heads)]
     facts += _sliding(config, layers)
     facts += _experts(config)
     context = config.integer("max_position_embeddings")
     facts.append(Fact("max_context", str(context), config.where("max_position_embeddings")))
     modalities, modality_source = _modalities(config.raw)
     facts.append(Fact("modalities", "[" + ", ".join(modalities) + "]", modality_source))
+    facts += _chunked(config, layers)
+    facts += _sinks(config)
     dtype, dtype_source = _dtype(config)
     repo = repository or _name_or_path(config.raw) or str(folder.resolve())
     checkpoint = [
@@ -391,6 +382,86 @@ def _experts(config: _Config) -> list[Fact]:
             per_token = config.integer("num_experts_per_tok")
             return [
                 Fact("experts", str(experts), config.where(key)),
+def _head_dim(config: _Config, hidden: int, heads: int) -> Fact:
+    """`head_dim`, or hidden_size / num_attention_heads where the config has none."""
+    head_dim = config.integer("head_dim", required=False)
+    if head_dim is not None:
+        return Fact("head_dim", str(head_dim), config.where("head_dim"))
+    if hidden % heads:
+        raise ImportProblem(
+            "missing-field",
+            f"{files.display(config.path)} has no `head_dim` and hidden_size {hidden} is not a multiple of "
+            f"num_attention_heads {heads}",
+            "import the model's own config.json",
+        )
+    return Fact("head_dim", str(hidden // heads), "config.json: hidden_size / num_attention_heads")
+
+
+def _latent(config: _Config) -> list[Fact]:
+    """Multi-head latent attention (DeepSeek V2/V3, Kimi K2): `kv_lora_rank` and
+    `qk_rope_head_dim`, what vLLM caches per token and layer (mla_attention.py:480), and the
+    query/key head (`qk_nope_head_dim` + `qk_rope_head_dim`; such a config has no head_dim, and
+    hidden_size / heads is no head of it). None for any other attention."""
+    rank = config.integer("kv_lora_rank", required=False)
+    if rank is None:
+        return []
+    rope = config.integer("qk_rope_head_dim")
+    nope = config.integer("qk_nope_head_dim")
+    assert rope is not None and nope is not None
+    return [
+        Fact("head_dim", str(nope + rope), "config.json: qk_nope_head_dim + qk_rope_head_dim"),
+        Fact("kv_lora_rank", str(rank), config.where("kv_lora_rank")),
+        Fact("qk_rope_head_dim", str(rope), config.where("qk_rope_head_dim")),
+    ]
+
+
+# transformers' default for Llama 4 (models/llama4/configuration_llama4.py:167-169, 180-183):
+# every 4th layer has no RoPE and full attention when the config lists no `no_rope_layers`.
+NO_ROPE_LAYER_INTERVAL = 4
+
+
+def _chunked(config: _Config, layers: int) -> list[Fact]:
+    """Chunked local attention (Llama 4): `attention_chunk_size` on the RoPE layers, which
+    `no_rope_layers` marks 1, or, where the config has none, all but every
+    `no_rope_layer_interval`th layer. vLLM reads the same (llama4.py:184-185, 251-252)."""
+    chunk = config.integer("attention_chunk_size", required=False)
+    if chunk is None:
+        return []
+    flags = config.get("no_rope_layers")
+    if isinstance(flags, list) and flags:
+        if len(flags) != layers or not all(f in (0, 1) and not isinstance(f, float) for f in flags):
+            raise ImportProblem(
+                "bad-field",
+                f"`no_rope_layers` in {files.display(config.path)} is not {layers} entries of 0 or 1",
+                "import the model's own config.json",
+            )
+        count, where = sum(map(bool, flags)), config.where("no_rope_layers") + " (1: RoPE, chunked)"
+    else:
+        interval = config.integer("no_rope_layer_interval", required=False) or NO_ROPE_LAYER_INTERVAL
+        count = layers - layers // interval
+        where = (
+            config.where("no_rope_layer_interval") + f" (every {interval}th layer full)"
+            if config.get("no_rope_layer_interval") is not None
+            else f"config.json: no no_rope_layers (transformers: every {interval}th layer full)"
+        )
+    return [
+        Fact("chunked_attention_layers", str(count), where),
+        Fact("attention_chunk_size", str(chunk), config.where("attention_chunk_size")),
+    ]
+
+
+# The model types whose attention has a learned sink per head, which config.json has no key for
+# (vLLM's gpt_oss.py:131 makes them for every layer). Sinks are weights: no KV-cache bytes.
+SINK_MODEL_TYPES = ("gpt_oss",)
+
+
+def _sinks(config: _Config) -> list[Fact]:
+    model_type = config.get("model_type")
+    if model_type not in SINK_MODEL_TYPES:
+        return []
+    return [Fact("attention_sinks", "true", config.where("model_type") + f" {model_type} (a learned sink per head)")]
+
+
                 Fact("experts_per_token", str(per_token), config.where("num_experts_per_tok")),
             ]
     return []

@@ -53,6 +53,22 @@ def fp4_dtypes() -> frozenset[str]:
     return frozenset(c.dtype for m in cat.models.values() for c in m.checkpoints.values() if c.needs_fp4)
 
 
+# The attention kinds besides KV heads and sliding windows (docs/models.md, "KV cache").
+ATTENTION_KEYS = (
+    KeySpec(
+        "chunked_attention_layers",
+        Kind.INTEGER,
+        "layers with chunked local attention (Llama 4; not a sliding window)",
+        minimum=0,
+        fallback=0,
+    ),
+    KeySpec("attention_chunk_size", Kind.COUNT, "tokens of one chunk of a chunked-attention layer", minimum=1),
+    KeySpec("kv_lora_rank", Kind.INTEGER, "multi-head latent attention (MLA): width of the cached latent", minimum=1),
+    KeySpec("qk_rope_head_dim", Kind.INTEGER, "MLA: rotary dimensions cached beside the latent", minimum=1),
+    KeySpec("attention_sinks", Kind.BOOL, "learned attention sinks (weights; no KV-cache bytes)", fallback=False),
+)
+
+
 def _count(name: str, doc: str, minimum: int = 1, fallback: int | None = None) -> KeySpec:
     return KeySpec(name, Kind.INTEGER, doc, minimum=minimum, fallback=fallback, default="" if fallback else "required")
 
@@ -95,6 +111,7 @@ def model_schema() -> BlockSpec:
         _count("head_dim", "dimension of one head"),
         KeySpec("sliding_window_layers", Kind.INTEGER, "layers with a sliding window", minimum=0, fallback=0),
         KeySpec("sliding_window", Kind.COUNT, "tokens a sliding-window layer keeps", minimum=1),
+        *ATTENTION_KEYS,
         KeySpec("experts", Kind.INTEGER, "routed experts (0: dense)", minimum=0, fallback=0),
         KeySpec("experts_per_token", Kind.INTEGER, "routed experts active per token", minimum=1),
         KeySpec("max_context", Kind.COUNT, "longest context the model supports", default="required", minimum=1),
@@ -187,6 +204,7 @@ class FactCheck:
             self._added("sliding_window_layers", message, "sliding_window", "4096", "the tokens such a layer keeps")
         query, kv = v("query_heads"), v("kv_heads")
         if query is not None and kv is not None and (kv > query or query % kv):
+        self._local_attention()
             # The largest divisor of a head count up to a few thousand; past that (a hostile value,
             # up to 2**53) the greatest common divisor, found without factoring.
             small = range(1, min(kv, query) + 1) if query <= 4096 else ()
@@ -207,6 +225,24 @@ class FactCheck:
 
     def _fact(self, key: str, message: str, help: str, value: int) -> None:
         """SPK127 at `key`'s value, fixed by writing `value` there."""
+    def _local_attention(self) -> None:
+        """Chunked layers with their chunk, within the layers the windows leave; the two facts of
+        multi-head latent attention together."""
+        v, invalid = self.body.value, self.body.invalid
+        layers, sliding, chunked = v("layers"), v("sliding_window_layers", 0), v("chunked_attention_layers", 0)
+        if layers is not None and chunked and sliding + chunked > layers:
+            most = max(layers - sliding, 0)
+            message = f"`chunked_attention_layers = {chunked}` + {sliding} windowed layers exceed {layers} layers"
+            self._fact("chunked_attention_layers", message, f"write `chunked_attention_layers = {most}` at most", most)
+        if chunked > 0 and v("attention_chunk_size") is None and "attention_chunk_size" not in invalid:
+            message = f"`chunked_attention_layers = {chunked}` but no `attention_chunk_size`"
+            self._added("chunked_attention_layers", message, "attention_chunk_size", "8192", "the tokens of a chunk")
+        pairs = (("kv_lora_rank", "qk_rope_head_dim", "64"), ("qk_rope_head_dim", "kv_lora_rank", "512"))
+        for given, missing, example in pairs:
+            if v(given) is not None and v(missing) is None and missing not in invalid:
+                message = f"`{given}` without `{missing}`: multi-head latent attention caches both"
+                self._added(given, message, missing, example, "from the model's config.json")
+
         origin = self.body.settings[key].origin
         fix = replacement(help, self.decl.source.name, origin.span, str(value))
         self._contradiction(message, origin.span, help, fix)
@@ -260,19 +296,24 @@ def to_catalog_model(name: str, body: TypedBody) -> catalog.Model:
     layers, sliding = v("layers"), v("sliding_window_layers", 0)
     experts = v("experts", 0)
     architecture = catalog.Architecture(
-        kind="moe" if experts else "dense",
+        kind="sparse-moe" if experts else "dense",
         layers=layers,
         hidden_size=v("hidden_size"),
         query_heads=v("query_heads"),
         kv_heads=v("kv_heads"),
         head_dim=v("head_dim"),
-        full_attention_layers=layers - sliding,
+        full_attention_layers=layers - sliding - v("chunked_attention_layers", 0),
         sliding_window_layers=sliding,
         sliding_window=v("sliding_window", 0),
         routed_experts=experts,
         experts_per_token=v("experts_per_token", 0),
     )
     checkpoints = {
+        kv_lora_rank=v("kv_lora_rank", 0),
+        qk_rope_head_dim=v("qk_rope_head_dim", 0),
+        chunked_attention_layers=v("chunked_attention_layers", 0),
+        attention_chunk_size=v("attention_chunk_size", 0),
+        attention_sinks=v("attention_sinks", False),
         label: catalog.Checkpoint(
             id=label,
             repository=ckpt.value("repository"),

@@ -302,7 +302,8 @@ def test_kv_bytes_per_token_of_two_shipped_models_by_hand() -> None:
             "      sliding_window: 0\n      routed_experts: 128",
             "      full_attention_layers: 47\n      sliding_window_layers: 0\n"
             "      sliding_window: 0\n      routed_experts: 128",
-            r"qwen3-30b-a3b\.architecture: full_attention_layers 47 \+ sliding_window_layers 0 is not layers 48",
+            r"qwen3-30b-a3b\.architecture: full_attention_layers 47 \+ sliding_window_layers 0 \+ "
+            r"chunked_attention_layers 0 is not layers 48",
         ),
         (
             "      routed_experts: 8\n      experts_per_token: 2",

@@ -164,8 +164,12 @@ def test_a_sliding_window_model_counts_the_window_once(tmp_path: Path) -> None:
     (est,) = result.plans[0].capacity
     per_layer = 2 * 16 * 128 * 2  # K and V x 16 KV heads x 128 x 2 bytes = 8,192 B
     assert est.kv_bytes_per_token == 10 * per_layer  # the 10 full-attention layers
-    assert est.sliding_bytes_per_token == 52 * per_layer and est.sliding_window == 1024
-    assert est.sequence_bytes == 131_072 * 10 * per_layer + 1024 * 52 * per_layer
+    assert est.sliding_bytes_per_token == 52 * per_layer
+    # vLLM reserves per sliding layer the window less one plus the tokens in flight (2 batches of
+    # H100's default 8,192 batched tokens), in 16-token blocks, plus a block
+    # (vllm/v1/kv_cache_interface.py:937-944): ceil((1,023 + 16,384) / 16) + 1 = 1,089 blocks.
+    assert est.sliding_tokens == (-(-(1023 + 2 * 8192) // 16) + 1) * 16 == 17_424
+    assert est.sequence_bytes == 131_072 * 10 * per_layer + 17_424 * 52 * per_layer
 
 
 def test_hostile_head_counts_are_not_factored(tmp_path: Path) -> None:

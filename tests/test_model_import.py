@@ -336,16 +336,22 @@ def test_round_trip_of_a_windowed_model_counts_its_sliding_layers(tmp_path: Path
     # Per layer: 2 x 8 KV heads x 256 x 2 bytes = 8,192; 8 full layers and 40 windowed (1,024 tokens).
     assert est.kv_bytes_per_token == 8 * 8192 == 65_536
     assert est.sliding_bytes_per_token == 40 * 8192 == 327_680
-    assert est.sliding_window == 1024
+    # vLLM reserves per windowed layer the window less one plus the tokens in flight (2 batches of
+    # the H100's default 8,192 batched tokens), in 16-token blocks, plus one block
+    # (vllm/v1/kv_cache_interface.py:937-944): ceil((1,023 + 16,384) / 16) + 1 = 1,089 blocks.
+    assert est.sliding_tokens == 1_089 * 16 == 17_424
     assert est.weights_gb == 24.37415856
     # 2 x 80 GB x 0.92 = 147.2 GB - 24.37415856 GB of weights = 122.82584144 GB: 122.826 GB.
     assert est.headroom_gb == 122.826
     # One sequence of max_position_embeddings 131,072 tokens: 65,536 B x 131,072 tokens on the full
-    # layers + 327,680 B x 1,024 tokens on the windowed ones = 8,589,934,592 + 335,544,320 =
-    # 8,925,478,912 B; 122,826,000,000 B / 8,925,478,912 B = 13.76, so 13 whole sequences fit.
+    # layers + 327,680 B x 17,424 tokens on the windowed ones = 8,589,934,592 + 5,709,496,320 =
+    # 14,299,430,912 B, what vLLM's startup check reserves for one sequence.
     assert est.sequence_tokens == 131_072
-    assert est.sequence_bytes == 8_589_934_592 + 335_544_320 == 8_925_478_912
-    assert est.sequences_fit == 122_826_000_000 // 8_925_478_912 == 13
+    assert est.sequence_bytes == 8_589_934_592 + 5_709_496_320 == 14_299_430_912
+    # Each further sequence shares the tokens in flight: its windowed layers keep ceil(1,023 / 16)
+    # + 1 = 65 blocks = 1,040 tokens, so 8,589,934,592 + 327,680 x 1,040 = 8,930,721,792 B; the
+    # 122,826,000,000 - 14,299,430,912 = 108,526,569,088 B after the first hold 12 more: 13 fit.
+    assert est.sequences_fit == 1 + (122_826_000_000 - 14_299_430_912) // 8_930_721_792 == 13
 
 
 def test_a_cache_folder_that_cannot_be_listed_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

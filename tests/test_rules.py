@@ -33,7 +33,11 @@ def test_bf16_on_eight_b200_fails_spk301_with_the_arithmetic(project: Project) -
 
 def test_nvfp4_on_four_gb200_at_1m_warns_that_two_sequences_fit(project: Project) -> None:
     # 4 x 192 GB x 0.92 = 706.56 GB; minus 533 GB NVFP4 and 10.6 GB DSpark = 162.96 GB.
-    # One 1,048,576-token BF16 sequence: 65,536 B x 1,048,576 + 188,416 B x 2,048 = 69.105 GB -> 2 fit.
+    # One 1,048,576-token BF16 sequence as vLLM reserves it: 65,536 B x 1,048,576 on the full layers +
+    # 188,416 B x 34,832 on the sliding ones (window 2,048 - 1 + 2 x GB200's 16,384 batched tokens in
+    # flight, in 16-token blocks, plus one: vllm/v1/kv_cache_interface.py:937-944) = 75.282 GB. A
+    # second shares the tokens in flight (188,416 B x 2,064 windowed): 69.108 GB; 162.96 - 75.282 =
+    # 87.678 GB holds one more, so 2 fit.
     result = check(
         project,
         "deployment d {\n  model = muse-spark-open\n  accelerator = gb200\n"
@@ -48,7 +52,7 @@ def test_nvfp4_on_four_gb200_at_1m_warns_that_two_sequences_fit(project: Project
     assert (est.memory_per_replica_gb, est.headroom_gb, est.sequence_gb, est.sequences_fit) == (
         706.56,
         162.96,
-        69.105,
+        75.282,
         2,
     )
 

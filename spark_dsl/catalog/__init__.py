@@ -85,6 +85,23 @@ class Architecture(Struct, frozen=True):
     experts_per_token: int
 
 
+    # Multi-head latent attention (DeepSeek V3, Kimi K2; 0 for every other attention): vLLM caches
+    # one vector of kv_lora_rank + qk_rope_head_dim per token per layer, on every TP rank, in place
+    # of K and V per KV head (docs/models.md, "KV cache").
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    # Chunked local attention (Llama 4): these layers attend within chunks of attention_chunk_size
+    # tokens; vLLM's ChunkedLocalAttentionSpec, not a sliding window. Counted apart from both
+    # full_attention_layers and sliding_window_layers.
+    chunked_attention_layers: int = 0
+    attention_chunk_size: int = 0
+    # Learned attention sinks (gpt-oss): weights, one logit per query head, and no KV-cache bytes.
+    attention_sinks: bool = False
+
+    @property
+    def mla(self) -> bool:
+        """Multi-head latent attention: one latent per token per layer, not KV heads."""
+        return self.kv_lora_rank > 0
 class DraftModel(Struct, frozen=True):
     name: str
     # vLLM's speculative method (`--speculative-config`'s "method").

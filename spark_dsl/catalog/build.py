@@ -96,13 +96,18 @@ def _check_references(data: dict[str, Any]) -> None:
 def architecture_problems(arch: dict[str, Any]) -> list[str]:
     """Facts of one architecture that contradict each other (a config read wrong, a typo)."""
     problems = []
-    if arch["full_attention_layers"] + arch["sliding_window_layers"] != arch["layers"]:
+    chunked = arch.get("chunked_attention_layers", 0)
+    if arch["full_attention_layers"] + arch["sliding_window_layers"] + chunked != arch["layers"]:
         problems.append(
             f"full_attention_layers {arch['full_attention_layers']} + sliding_window_layers "
-            f"{arch['sliding_window_layers']} is not layers {arch['layers']}"
+            f"{arch['sliding_window_layers']} + chunked_attention_layers {chunked} is not layers {arch['layers']}"
         )
     if (arch["sliding_window"] > 0) != (arch["sliding_window_layers"] > 0):
         problems.append("sliding_window and sliding_window_layers are set together or not at all")
+    if (arch.get("attention_chunk_size", 0) > 0) != (chunked > 0):
+        problems.append("attention_chunk_size and chunked_attention_layers are set together or not at all")
+    if ("kv_lora_rank" in arch) != ("qk_rope_head_dim" in arch):
+        problems.append("kv_lora_rank and qk_rope_head_dim (multi-head latent attention) are set together")
     if (arch["routed_experts"] > 0) != (arch["kind"] == "sparse-moe"):
         problems.append(f"kind {arch['kind']!r} with {arch['routed_experts']} routed experts")
     if arch["experts_per_token"] > arch["routed_experts"] or (arch["routed_experts"] > 0) != (

@@ -149,10 +149,20 @@ class CapacityEstimate(Struct, frozen=True):
     utilization: float
     weights_gb: float
     draft_gb: float
+    # Bytes per token of the layers that keep every token (full attention, MLA), over the replica.
     kv_bytes_per_token: int
+    # Bytes per token of the sliding-window layers, and the tokens vLLM reserves for each of them
+    # per sequence (the window less one, plus the tokens in flight, plus a block: capacity.py).
     sliding_bytes_per_token: int
-    sliding_window: int
+    sliding_tokens: int
     sequence_tokens: int
+    # Bytes per token of the chunked-local-attention layers (Llama 4), and the tokens reserved for each.
+    chunked_bytes_per_token: int = 0
+    chunked_tokens: int = 0
+    # What those layers keep per sequence without the tokens in flight: the in-flight tokens are
+    # one batch's (or one per pipeline stage), held once however many sequences share the batch.
+    sliding_steady_tokens: int = 0
+    chunked_steady_tokens: int = 0
     memory_per_replica_gb: float = 0.0
     headroom_gb: float = 0.0
     sequence_bytes: int = 0
@@ -162,12 +172,25 @@ class CapacityEstimate(Struct, frozen=True):
         memory = round(self.replica_gpus * self.memory_per_gpu_gb * self.utilization, 3)
         headroom = round(memory - self.weights_gb - self.draft_gb, 3)
         tokens = self.sequence_tokens
-        sequence = self.kv_bytes_per_token * tokens + self.sliding_bytes_per_token * min(tokens, self.sliding_window)
-        fit = 0 if headroom <= 0 else int(headroom * 1e9 // sequence)
+        # One sequence: what vLLM's startup check reserves (`max_memory_usage_bytes`). Each further
+        # one: its full layers and its window or chunk, the in-flight tokens being held already.
+        sequence = self.kv_bytes_per_token * tokens + self.windowed_bytes
+        steady = (
+            self.kv_bytes_per_token * tokens
+            + self.sliding_bytes_per_token * self.sliding_steady_tokens
+            + self.chunked_bytes_per_token * self.chunked_steady_tokens
+        )
+        room = headroom * 1e9
+        fit = 0 if room < sequence or sequence <= 0 else 1 + int((room - sequence) // steady)
         force_setattr(self, "memory_per_replica_gb", memory)
         force_setattr(self, "headroom_gb", headroom)
         force_setattr(self, "sequence_bytes", sequence)
         force_setattr(self, "sequences_fit", fit)
+
+    @property
+    def windowed_bytes(self) -> int:
+        """What one sequence's sliding-window and chunked layers hold, whatever its length."""
+        return self.sliding_bytes_per_token * self.sliding_tokens + self.chunked_bytes_per_token * self.chunked_tokens
 
     @property
     def sequence_gb(self) -> float:
@@ -183,6 +206,9 @@ class CapacityEstimate(Struct, frozen=True):
             "headroom_gb": self.headroom_gb,
             "kv_bytes_per_token": self.kv_bytes_per_token,
             "sliding_kv_bytes_per_token": self.sliding_bytes_per_token,
+            "sliding_kv_tokens": self.sliding_tokens,
+            "chunked_kv_bytes_per_token": self.chunked_bytes_per_token,
+            "chunked_kv_tokens": self.chunked_tokens,
             "sequence_tokens": self.sequence_tokens,
             "sequence_gb": self.sequence_gb,
             "sequences_fit": self.sequences_fit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from spark_dsl.plan.model import Plan, Planned
+from spark_dsl.plan.model import CapacityEstimate, Plan, Planned
 from spark_dsl.render.plan_settings import Sources, json_settings, text_rows
 from spark_dsl.targets.shell_words import word
 from spark_dsl.text_escape import json_document, visible
@@ -57,6 +57,19 @@ def _notes(plan: Plan) -> list[str]:
     return notes
 
 
+def _kv_line(est: CapacityEstimate) -> str:
+    """Bytes per token of the layers that keep every token, then of each kind that keeps a
+    bounded reservation per sequence (plan/capacity.py), with that reservation."""
+    parts = [f"{est.kv_bytes_per_token:,} B/token (full layers)"]
+    if est.sliding_bytes_per_token:
+        parts.append(
+            f"{est.sliding_bytes_per_token:,} B/token for {est.sliding_tokens:,} tokens (sliding-window layers)"
+        )
+    if est.chunked_bytes_per_token:
+        parts.append(f"{est.chunked_bytes_per_token:,} B/token for {est.chunked_tokens:,} tokens (chunked layers)")
+    return " + ".join(parts)
+
+
 def render_text(plans: list[Planned], sources: Sources | None = None) -> str:
     out: list[str] = []
     for plan, launches in plans:
@@ -76,10 +89,7 @@ def render_text(plans: list[Planned], sources: Sources | None = None) -> str:
             out.append(f"    weights     {est.weights_gb:g} GB ({plan.value('checkpoint')})")
             out.append(f"    draft       {est.draft_gb:g} GB")
             out.append(f"    headroom    {est.headroom_gb:g} GB")
-            out.append(
-                f"    KV cache    {est.kv_bytes_per_token:,} B/token (full layers) + "
-                f"{est.sliding_bytes_per_token:,} B/token for the last {est.sliding_window:,} tokens"
-            )
+            out.append(f"    KV cache    {_kv_line(est)}")
             out.append(
                 f"    sequences   {est.sequences_fit} of {format_count(est.sequence_tokens)} tokens fit "
                 f"({est.sequence_gb:g} GB each)"

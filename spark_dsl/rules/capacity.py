@@ -29,8 +29,8 @@ def _pool_of(plan: Plan, est: CapacityEstimate) -> Pool:
 
 def _tokens_that_fit(est: CapacityEstimate) -> int | None:
     """The longest `max_model_len` (a power of two of 1K tokens) whose one sequence fits, if any."""
-    room = est.headroom_gb * 1e9 - est.sliding_bytes_per_token * est.sliding_window
-    if room <= 0:
+    room = est.headroom_gb * 1e9 - est.windowed_bytes
+    if room <= 0 or not est.kv_bytes_per_token:
         return None
     tokens = int(room // est.kv_bytes_per_token)
     best = None
@@ -225,7 +225,7 @@ def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
             fix = None
             if fits is not None:
                 shown = format_count(fits)
-                help_text = f"lower `max_model_len` to {shown}, use `kv_cache_dtype = {smaller}`, or add memory"
+                help_text = f"lower `max_model_len` to {shown}{dtype}, or add memory"
                 fix = replace_or_add(plan, "max_model_len", shown, f"set `max_model_len = {shown}`")
             yield Finding(
                 f"one sequence of {est.sequence_tokens:,} tokens needs {est.sequence_gb:g} GB of KV "

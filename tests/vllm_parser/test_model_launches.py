@@ -156,7 +156,15 @@ def test_declared_models_launch_with_flags_vllm_parses(
 # recipe takes the same generic path on both, with no vendor env of the recipe's.
 SHIPPED_ON = ("b200", "mi300x")
 # The shipped mixture-of-experts models: this tier must cover expert parallelism on them.
-MOE = {"qwen3-30b-a3b", "mixtral-8x7b-v0-1"}
+MOE = {
+    "qwen3-30b-a3b",
+    "mixtral-8x7b-v0-1",
+    "deepseek-v3",
+    "qwen3-235b-a22b",
+    "llama-4-maverick-17b-128e-instruct",
+    "gpt-oss-120b",
+    "kimi-k2-instruct",
+}
 
 
 def _shipped(parallel: str | None = None, moe_only: bool = False) -> list[str]:
@@ -201,5 +209,6 @@ def test_shipped_moe_models_launch_with_expert_parallelism_vllm_parses(
     for argv in argvs:
         # vLLM's expert parallelism: `--enable-expert-parallel` over the TP group (8 GPUs).
         assert "--enable-expert-parallel" in argv and argv[argv.index("--tensor-parallel-size") + 1] == "8", argv
-    assert {a[2] for a in argvs} == {cat.models[m].checkpoints["bf16"].repository for m in moe}
+    # Each serves its first checkpoint (the default): BF16, or the FP8 and MXFP4 the big models ship.
+    assert {a[2] for a in argvs} == {next(iter(cat.models[m].checkpoints.values())).repository for m in moe}
     vllm_assert_all_ok(vllm_verify(argvs, []))
