@@ -70,6 +70,13 @@ def targets(ctx: Any, param: Any, incomplete: str) -> list[Any]:
     return _items(kinds(), incomplete)
 
 
+def server_targets(ctx: Any, param: Any, incomplete: str) -> list[Any]:
+    """The target kinds that serve a model (`spark init --target`), not the client jobs."""
+    from spark_dsl.targets.registry import all_targets
+
+    return _items([t.kind for t in all_targets() if not t.client], incomplete)
+
+
 def deployments(ctx: Any, param: Any, incomplete: str) -> list[Any]:
     """The deployments declared in the specs of the paths given so far, else of the current folder."""
     named = [p for p in _typed_paths(ctx) if p and p != "-"] or ["."]

@@ -291,18 +291,20 @@ def read_model(folder: Path, repository: str | None, name: str | None) -> Import
         facts.append(Fact("kv_heads", str(kv), config.where("num_key_value_heads")))
     facts += _latent(config) or [_head_dim(config, hidden, heads)]
     facts += _sliding(config, layers)
+    facts += _chunked(config, layers)
+    facts += _sinks(config)
     facts += _experts(config)
     context = config.integer("max_position_embeddings")
     facts.append(Fact("max_context", str(context), config.where("max_position_embeddings")))
     modalities, modality_source = _modalities(config.raw)
     facts.append(Fact("modalities", "[" + ", ".join(modalities) + "]", modality_source))
-    facts += _chunked(config, layers)
-    facts += _sinks(config)
     dtype, dtype_source = _dtype(config)
-    repo = repository or _name_or_path(config.raw) or str(folder.resolve())
+    repo = hub_id or repository or _name_or_path(config.raw) or str(folder.resolve())
+    size, parameters = _weights(folder, config)
+    facts += parameters
     checkpoint = [
-        Fact("repository", _quoted(repo), _repository_source(repository, config.raw)),
-        _size(folder),
+        Fact("repository", _quoted(repo), "--repo" if hub_id else _repository_source(repository, config.raw)),
+        size,
     ]
     display = repo.rsplit("/", 1)[-1] if "/" in repo else repo
     model_name = checked_name(name) if name is not None else derived_name(display)
@@ -375,13 +377,6 @@ def _sliding(config: _Config, layers: int) -> list[Fact]:
     ]
 
 
-def _experts(config: _Config) -> list[Fact]:
-    for key in ("num_local_experts", "num_experts", "n_routed_experts"):
-        experts = config.integer(key, required=False, minimum=0)
-        if experts:
-            per_token = config.integer("num_experts_per_tok")
-            return [
-                Fact("experts", str(experts), config.where(key)),
 def _head_dim(config: _Config, hidden: int, heads: int) -> Fact:
     """`head_dim`, or hidden_size / num_attention_heads where the config has none."""
     head_dim = config.integer("head_dim", required=False)

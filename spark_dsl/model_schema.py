@@ -202,9 +202,9 @@ class FactCheck:
         if sliding > 0 and v("sliding_window") is None and "sliding_window" not in invalid:
             message = f"`sliding_window_layers = {sliding}` but no `sliding_window`"
             self._added("sliding_window_layers", message, "sliding_window", "4096", "the tokens such a layer keeps")
+        self._local_attention()
         query, kv = v("query_heads"), v("kv_heads")
         if query is not None and kv is not None and (kv > query or query % kv):
-        self._local_attention()
             # The largest divisor of a head count up to a few thousand; past that (a hostile value,
             # up to 2**53) the greatest common divisor, found without factoring.
             small = range(1, min(kv, query) + 1) if query <= 4096 else ()
@@ -223,8 +223,6 @@ class FactCheck:
             else:
                 self._removed("experts_per_token", message, "a dense model has no experts: remove it")
 
-    def _fact(self, key: str, message: str, help: str, value: int) -> None:
-        """SPK127 at `key`'s value, fixed by writing `value` there."""
     def _local_attention(self) -> None:
         """Chunked layers with their chunk, within the layers the windows leave; the two facts of
         multi-head latent attention together."""
@@ -307,8 +305,6 @@ def to_catalog_model(name: str, body: TypedBody) -> catalog.Model:
         sliding_window=v("sliding_window", 0),
         routed_experts=experts,
         experts_per_token=v("experts_per_token", 0),
-    )
-    checkpoints = {
         kv_lora_rank=v("kv_lora_rank", 0),
         qk_rope_head_dim=v("qk_rope_head_dim", 0),
         chunked_attention_layers=v("chunked_attention_layers", 0),

@@ -183,3 +183,13 @@ def test_completion_offers_the_deployments_of_the_specs_here(proj: Path, command
 def test_completion_offers_the_targets_to_build(proj: Path) -> None:
     assert complete(proj, "spark build -t ") == list(kinds())
     assert complete(proj, "spark build --target k") == [k for k in kinds() if k.startswith("k")]
+
+
+def test_completion_offers_models_accelerators_and_targets_to_init(proj: Path) -> None:
+    from spark_dsl.targets.registry import all_targets
+
+    catalog = load()
+    assert complete(proj, "spark init --model ") == list(catalog.models)
+    assert complete(proj, "spark init --accelerator ") == list(catalog.accelerators)
+    assert complete(proj, "spark init --accelerator mi3") == [a for a in catalog.accelerators if a.startswith("mi3")]
+    assert complete(proj, "spark init --target ") == [t.kind for t in all_targets() if not t.client]
