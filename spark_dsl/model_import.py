@@ -299,12 +299,10 @@ def read_model(folder: Path, repository: str | None, name: str | None) -> Import
     modalities, modality_source = _modalities(config.raw)
     facts.append(Fact("modalities", "[" + ", ".join(modalities) + "]", modality_source))
     dtype, dtype_source = _dtype(config)
-    repo = hub_id or repository or _name_or_path(config.raw) or str(folder.resolve())
-    size, parameters = _weights(folder, config)
-    facts += parameters
+    repo = repository or _name_or_path(config.raw) or str(folder.resolve())
     checkpoint = [
-        Fact("repository", _quoted(repo), "--repo" if hub_id else _repository_source(repository, config.raw)),
-        size,
+        Fact("repository", _quoted(repo), _repository_source(repository, config.raw)),
+        _size(folder),
     ]
     display = repo.rsplit("/", 1)[-1] if "/" in repo else repo
     model_name = checked_name(name) if name is not None else derived_name(display)
@@ -457,6 +455,13 @@ def _sinks(config: _Config) -> list[Fact]:
     return [Fact("attention_sinks", "true", config.where("model_type") + f" {model_type} (a learned sink per head)")]
 
 
+def _experts(config: _Config) -> list[Fact]:
+    for key in ("num_local_experts", "num_experts", "n_routed_experts"):
+        experts = config.integer(key, required=False, minimum=0)
+        if experts:
+            per_token = config.integer("num_experts_per_tok")
+            return [
+                Fact("experts", str(experts), config.where(key)),
                 Fact("experts_per_token", str(per_token), config.where("num_experts_per_tok")),
             ]
     return []

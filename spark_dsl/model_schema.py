@@ -241,6 +241,8 @@ class FactCheck:
                 message = f"`{given}` without `{missing}`: multi-head latent attention caches both"
                 self._added(given, message, missing, example, "from the model's config.json")
 
+    def _fact(self, key: str, message: str, help: str, value: int) -> None:
+        """SPK127 at `key`'s value, fixed by writing `value` there."""
         origin = self.body.settings[key].origin
         fix = replacement(help, self.decl.source.name, origin.span, str(value))
         self._contradiction(message, origin.span, help, fix)
@@ -310,6 +312,8 @@ def to_catalog_model(name: str, body: TypedBody) -> catalog.Model:
         chunked_attention_layers=v("chunked_attention_layers", 0),
         attention_chunk_size=v("attention_chunk_size", 0),
         attention_sinks=v("attention_sinks", False),
+    )
+    checkpoints = {
         label: catalog.Checkpoint(
             id=label,
             repository=ckpt.value("repository"),
