@@ -83,8 +83,6 @@ class Architecture(Struct, frozen=True):
     sliding_window: int
     routed_experts: int
     experts_per_token: int
-
-
     # Multi-head latent attention (DeepSeek V3, Kimi K2; 0 for every other attention): vLLM caches
     # one vector of kv_lora_rank + qk_rope_head_dim per token per layer, on every TP rank, in place
     # of K and V per KV head (docs/models.md, "KV cache").
@@ -102,6 +100,8 @@ class Architecture(Struct, frozen=True):
     def mla(self) -> bool:
         """Multi-head latent attention: one latent per token per layer, not KV heads."""
         return self.kv_lora_rank > 0
+
+
 class DraftModel(Struct, frozen=True):
     name: str
     # vLLM's speculative method (`--speculative-config`'s "method").
