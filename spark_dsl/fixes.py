@@ -19,7 +19,7 @@ from typing import TextIO
 from msgspec import Struct, field
 
 from spark_dsl import files
-from spark_dsl.diagnostics import Diagnostic, Edit, Fix
+from spark_dsl.diagnostics import Diagnostic, Edit, Fix, Severity
 from spark_dsl.loader import SourceFile
 from spark_dsl.pipeline import RunResult
 from spark_dsl.span import Span
@@ -55,7 +55,12 @@ class FixOutcome(Struct):
 
 
 def usable_fix(d: Diagnostic, unsafe: bool, sources: dict[str, SourceFile]) -> Fix | None:
-    """The fix `--fix` applies for a diagnostic: its first one that is allowed and edits read files."""
+    """The fix `--fix` applies for a diagnostic: its first one that is allowed and edits read files.
+
+    An info's fix is never applied: an info is a suggestion (`gpus = 4` to hold each KV head once
+    halves the GPUs a node serves with), which an editor offers and the author takes or leaves."""
+    if d.severity is Severity.INFO:
+        return None
     for fix in d.fixes:
         if (fix.safe or unsafe) and fix.edits and all(e.location.file in sources for e in fix.edits):
             return fix
@@ -93,33 +98,114 @@ def _round(result: RunResult, unsafe: bool) -> list[tuple[Diagnostic, Fix]]:
 
 
 def fix_run(check: Callable[[dict[Path, str]], RunResult], unsafe: bool) -> FixOutcome:
-    """Rounds of check-and-fix over in-memory texts; `check(overlays)` runs the pipeline."""
+    """Rounds of check-and-fix over in-memory texts; `check(overlays)` runs the pipeline.
+
+    The fixed files are then put in `spark fmt` layout (a fix writes `key = value` without
+    aligning it) and checked once more, so the report's places are those of the written text."""
     texts: dict[Path, str] = {}
     outcome = FixOutcome(check(texts))
     seen: set[tuple[tuple[Path, str], ...]] = set()
+    written = _Written()
     for _ in range(MAX_ROUNDS):
         result = outcome.result
         for source in result.sources.values():
             outcome.originals.setdefault(source.path, source)
         chosen = _round(result, unsafe)
         if not chosen:
-            return outcome
+            break
         edits: dict[str, list[Edit]] = {}
-        for d, fix in chosen:
+        for _, fix in chosen:
             for edit in fix.edits:
                 edits.setdefault(edit.location.file, []).append(edit)
-            outcome.applied.append(_applied(d, fix, result.sources))
+        written.apply(edits, [(fix, _applied(d, fix, result.sources)) for d, fix in chosen])
         for name, file_edits in edits.items():
             source = result.sources[name]
             texts[source.path] = apply_edits(source.text, file_edits)
         state = tuple(sorted(texts.items()))
         if state in seen:
+            outcome.converged = False
             break
         seen.add(state)
         outcome.result = check(texts)
         outcome.texts = dict(texts)
-    outcome.converged = False
+    else:
+        outcome.converged = False
+    outcome.applied = written.kept()
+    _format(outcome, check)
     return outcome
+
+
+class _Written:
+    """The fixes applied so far, each with the spans of text it wrote (in the latest text), so a
+    later round's fix that rewrites a setting an earlier one wrote replaces it in the report:
+    `checkpoint = bf16-to-mxfp4` added, then made `nvfp4`, is reported once, as `nvfp4`."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Applied, list[tuple[str, int, int, str]]]] = []
+        self.dropped: set[int] = set()
+
+    def apply(self, edits: dict[str, list[Edit]], chosen: list[tuple[Fix, Applied]]) -> None:
+        for index, (_, regions) in enumerate(self.entries):
+            if index not in self.dropped and any(_rewrites(r, edits.get(r[0], ())) for r in regions):
+                self.dropped.add(index)
+            regions[:] = [(f, *_shifted(start, end, edits.get(f, ())), t) for f, start, end, t in regions]
+        for fix, applied in chosen:
+            regions = [(e.location.file, *_landing(e, edits[e.location.file]), e.text) for e in fix.edits if e.text]
+            self.entries.append((applied, regions))
+
+    def kept(self) -> list[Applied]:
+        return [a for i, (a, _) in enumerate(self.entries) if i not in self.dropped]
+
+
+def _rewrites(region: tuple[str, int, int, str], edits: Iterable[Edit]) -> bool:
+    """Whether an edit changes text an earlier fix wrote as one setting or value (a written block,
+    `{ ... }`, stays reported: a later fix of one of its values does not undo the rest)."""
+    _, start, end, text = region
+    if "{" in text or "}" in text:
+        return False
+    return any(
+        e.location.span.start < end and start < max(e.location.span.end, e.location.span.start + 1) for e in edits
+    )
+
+
+def _landing(edit: Edit, edits: list[Edit]) -> tuple[int, int]:
+    """Where an edit's text lies once all of its round's edits (which do not overlap) are made."""
+    shift = sum(
+        len(e.text) - (e.location.span.end - e.location.span.start)
+        for e in edits
+        if e.location.span.end <= edit.location.span.start and e is not edit
+    )
+    start = edit.location.span.start + shift
+    return start, start + len(edit.text)
+
+
+def _shifted(start: int, end: int, edits: Iterable[Edit]) -> tuple[int, int]:
+    """A span of the text before a round's edits, in the text after them."""
+    new_start, new_end = start, end
+    for e in edits:
+        span, delta = e.location.span, len(e.text) - (e.location.span.end - e.location.span.start)
+        if span.end <= start:
+            new_start += delta
+        if span.end <= end:
+            new_end += delta
+    return new_start, max(new_start, new_end)
+
+
+def _format(outcome: FixOutcome, check: Callable[[dict[Path, str]], RunResult]) -> None:
+    """Every changed file in `spark fmt` layout; checked again when that moved anything."""
+    from spark_dsl.format import FormatterBug, format_text
+
+    texts = dict(outcome.texts)
+    for path in outcome.changed:
+        try:
+            formatted = format_text(texts[path], outcome.originals[path].name).text
+        except FormatterBug:  # left as the fixes wrote it; `spark fmt` reports the bug
+            continue
+        if formatted is not None:
+            texts[path] = formatted
+    if texts != outcome.texts:
+        outcome.texts = texts
+        outcome.result = check(texts)
 
 
 def _applied(d: Diagnostic, fix: Fix, sources: dict[str, SourceFile]) -> Applied:

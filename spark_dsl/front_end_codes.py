@@ -274,11 +274,17 @@ CODES = [
         "SPK117",
         "error",
         "unknown model",
-        "`model` names a model the catalog does not know.",
-        "Every rule needs the model's facts (sizes, heads, experts, context) from the catalog. To "
-        "serve other weights of a known model, keep the model id and set `runtime { model_path }`.",
-        "model = muse-spark",
-        "model = muse-spark-open",
+        "`model` names no shipped model and no model declared in the file or its imports, or a "
+        'Hugging Face id (`model = "org/name"`) that is the repository of none of their '
+        "checkpoints (ids compare without regard to case, as the Hub's do). The help lists the "
+        "declared models. A near name is named in the message but never written by a fix: another "
+        "model would make every capacity number wrong.",
+        "Every rule needs the model's facts (sizes, heads, experts, context). A model the catalog "
+        "does not ship is declared with a `model NAME { }` block (docs/models.md), which `spark model "
+        "import ORG/NAME -o models/NAME.spark` writes from the local Hugging Face cache; the spec then "
+        'imports that file. Other weights of a shipped model are `runtime { model_path = "..." }`.',
+        'model = "meta-llama/Llama-3.1-70B-Instruct"   # nothing declares it',
+        'import "models/llama-3-1-70b-instruct.spark"   # spark model import writes it\nmodel = llama-3-1-70b-instruct',
     ),
     CodeDoc(
         "SPK120",

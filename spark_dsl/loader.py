@@ -407,9 +407,14 @@ class Loader(Struct):
 
     def typed_profile(self, prof: ProfileDef) -> TypedBody:
         if prof.typed is None:
-            models = tuple(self.model_scope(prof.source))
+            scope = self.model_scope(prof.source)
             checker = BodyChecker(
-                prof.source.name, self.sink, profile=prof.node.name.name, text=prof.source.text, models=models
+                prof.source.name,
+                self.sink,
+                profile=prof.node.name.name,
+                text=prof.source.text,
+                models=tuple(scope),
+                repositories=_repositories(scope),
             )
             prof.typed = checker.check(prof.node.body, deployment_schema(), prof.node.name.span)
         return prof.typed
@@ -490,11 +495,19 @@ class Loader(Struct):
             if prof.source is source:
                 self.resolved_profile(prof, None)
         out = []
+        repositories = _repositories(models)
         for node in module.deployments:
             name = node.name.name
             self._check_name(node, source)
             base, profiles = self._merge_parents(node.extends, scope, source, name)
-            checker = BodyChecker(source.name, self.sink, deployment=name, text=source.text, models=tuple(models))
+            checker = BodyChecker(
+                source.name,
+                self.sink,
+                deployment=name,
+                text=source.text,
+                models=tuple(models),
+                repositories=repositories,
+            )
             own = checker.check(node.body, deployment_schema(), node.name.span)
             body = base.merged_with(own)
             body.origin = own.origin
@@ -547,6 +560,15 @@ class Loader(Struct):
                     help=f"add `{key} = {example}` to the deployment or a profile it extends",
                     fixes=(add_setting(f"add `{key} = {example}`", source, node.body, key, example),),
                 )
+
+
+def _repositories(scope: dict[str, DeclaredModel]) -> dict[str, str]:
+    """The Hugging Face ids of a scope's declared models, which `model = "org/name"` may name."""
+    if not scope:
+        return {}
+    from spark_dsl.typecheck.model_ids import declared
+
+    return declared((name, decl.node) for name, decl in scope.items())
 
 
 def _without_parent(source: SourceFile, ident: ast.Ident) -> Span | None:

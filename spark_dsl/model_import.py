@@ -18,24 +18,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
 
 from spark_dsl import files
+from spark_dsl.model_names import NAME, REPOSITORY, RESERVED, derived_name
 from spark_dsl.structured import TooDeep, load_json
 
 # config.json and the safetensors index are small (an index of a 1T-parameter model is a few
 # MB); a larger file is not one of them, and reading it whole would cost memory for nothing.
 MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_JSON_SIZE = "16 MiB"
-# What `spark check` accepts as a model name (the grammar's NAME), and the words it reserves.
-NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
-RESERVED = frozenset({"import", "profile", "deployment", "model", "extends", "true", "false"})
-# A Hugging Face repository id as the cache folders spell it (`models--ORG--NAME`).
-REPOSITORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 # The 16-bit `torch_dtype` spellings (transformers 5 says `dtype`). float16 weights take the bytes
 # of the unquantized format and need no special hardware, so they are written as such, said so.
 SIXTEEN_BIT = ("bfloat16", "float16")
@@ -570,16 +565,6 @@ def _size(folder: Path) -> Fact:
 
 
 # --------------------------------------------------------------------------- names and writing
-
-
-def derived_name(text: str) -> str:
-    """A model NAME from a repository's name: lower case, runs of other characters as one `-`."""
-    name = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64].strip("-")
-    if not name:
-        name = "imported"
-    if not name[0].isalpha():
-        name = "m-" + name
-    return name + "-model" if name in RESERVED else name
 
 
 def checked_name(name: str) -> str:

@@ -17,6 +17,11 @@ from spark_dsl.targets import registry as target_table
 from spark_dsl.units import format_duration
 from spark_dsl.values import Volume, spelled
 
+# The settings that say what is deployed on what: no fix replaces their value with another
+# (docs/fixes.md), since every capacity number and rule follows from them. A did-you-mean names
+# a near spelling in the help; only the same name in other capitals is written by a fix.
+IDENTITY_KEYS = frozenset({"model", "accelerator"})
+
 
 class Kind(StrEnum):
     """A key's value type, named as users read it in messages."""
@@ -145,8 +150,7 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
                 "accelerator",
                 Kind.SYMBOL,
                 "catalog accelerator id",
-                # The validated ones first: an unknown accelerator's fix writes the first symbol,
-                # which must be one the recipe validates (`a100-80gb` sorts before `b200`).
+                # The validated ones first: the help lists them before the others.
                 symbols=tuple(sorted(cat.accelerators, key=lambda a: not cat.accelerators[a].validated)),
                 default="required",
             ),

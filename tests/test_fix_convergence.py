@@ -27,21 +27,29 @@ FLAT = ("check", "codes", "rules")
 PATHS = sorted(FIXTURES.rglob("*.spark")) + sorted((REPO / "specs").rglob("*.spark"))
 
 # Diagnostics whose help cannot be one machine edit: code -> (why, words of the help it applies
-# to; "" for every help of the code). docs/fixes.md lists them too.
-NO_SINGLE_EDIT = {
+# to, or a tuple of such words; "" for every help of the code). docs/fixes.md lists them too.
+NO_SINGLE_EDIT: dict[str, tuple[str, str | tuple[str, ...]]] = {
     "SPK002": ("where the string should end is the author's choice", ""),
     "SPK003": ("where the block should close is the author's choice", ""),
     "SPK007": ("the file must be saved in another encoding", ""),
     "SPK008": ("flattening nested structure is a rewrite", ""),
+    "SPK102": ("no fix picks the model or the accelerator (docs/fixes.md)", ("`model = ", "`accelerator = ")),
+    "SPK103": ("no fix replaces the accelerator with another (docs/fixes.md)", "`accelerator` takes"),
     "SPK109": ("which of two deployments to rename, and to what, is the author's choice", ""),
     "SPK111": ("the imported file does not exist: the author must write it or fix the path", ""),
     "SPK112": ("the import leaves the root: moving the file or widening --root is the author's choice", ""),
     "SPK113": ("breaking an import cycle moves profiles between files", ""),
     "SPK114": ("which of two profiles to rename is the author's choice", ""),
     "SPK116": ("breaking an extends cycle is the author's choice", ""),
+    "SPK117": ("the model must be declared first (`spark model import`); no fix picks another", ""),
     "SPK120": ("the import names something that is not a file", ""),
     "SPK124": ("merging profiles of a chain is a rewrite", ""),
+    "SPK201": ("no fix replaces the accelerator with another (docs/fixes.md)", ""),
     "SPK202": ("NVFP4, the validated NVIDIA checkpoint, cannot run before Blackwell", "needs a Blackwell"),
+    "SPK225": (
+        "the model has no checkpoint the accelerator runs; no fix replaces the accelerator",
+        "use an accelerator",
+    ),
     "SPK229": ("fewer pipeline stages take fewer nodes, or another split: the author's choice", ""),
     "SPK234": ("the model has no checkpoint the CPU runs: its author must declare one", "declare a"),
     "SPK238": ("NIXL must be built into an image first, or the topology changes", ""),
@@ -59,7 +67,8 @@ NO_SINGLE_EDIT = {
 
 def without_fix_allowed(d: Diagnostic) -> bool:
     why = NO_SINGLE_EDIT.get(d.code)
-    return why is not None and why[1] in (d.help or "")
+    words = (why[1],) if why is not None and isinstance(why[1], str) else why[1] if why else ()
+    return any(w in (d.help or "") for w in words)
 
 
 def root_of(path: Path) -> Path:

@@ -12,6 +12,7 @@ from msgspec import Struct, field
 from spark_dsl.code_doc import CodeDoc
 from spark_dsl.diagnostics import Diagnostic, Fix, Note, Severity, replacement
 from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.schema import IDENTITY_KEYS
 from spark_dsl.span import Location
 
 
@@ -114,6 +115,22 @@ def _origin_note(plan: Plan, resolved: Resolved | None, what: str) -> Note | Non
     return None
 
 
+def _replaces_identity(plan: Plan, fix: Fix) -> bool:
+    """Whether a fix edits the written `model` or `accelerator`: no fix replaces what is deployed
+    or where (docs/fixes.md); the help may still name another, as a suggestion."""
+    for key in IDENTITY_KEYS:
+        setting = plan.settings.get(key)
+        where = setting.location if setting is not None else None
+        if where is None:
+            continue
+        span = where.span
+        for edit in fix.edits:
+            at = edit.location.span
+            if edit.location.file == where.file and at.start < span.end and span.start < max(at.end, at.start + 1):
+                return True
+    return False
+
+
 def to_diagnostic(plan: Plan, rule_: Rule, finding: Finding) -> Diagnostic:
     location = _location(plan, finding.at)
     notes: list[Note] = []
@@ -130,6 +147,7 @@ def to_diagnostic(plan: Plan, rule_: Rule, finding: Finding) -> Diagnostic:
     if finding.replace_with is not None and finding.at is not None and finding.at.location is not None:
         loc = finding.at.location
         fixes = (replacement(finding.help, loc.file, loc.span, finding.replace_with),)
+    fixes = tuple(f for f in fixes if not _replaces_identity(plan, f))
     return Diagnostic(
         rule_.code,
         finding.severity or rule_.severity,

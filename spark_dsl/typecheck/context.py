@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgspec import Struct
+from msgspec import Struct, field
 
 from spark_dsl.diagnostics import DiagnosticSink, Fix, replacement
 from spark_dsl.schema import KeySpec
@@ -68,6 +68,8 @@ class Context(Struct):
     entry: Span | None = None
     # The models declared in the file's import closure (`model NAME { }`), which `model = NAME` may name.
     models: tuple[str, ...] = ()
+    # Their checkpoints' repositories -> the model's name: `model = "org/name"` (model_ids).
+    repositories: dict[str, str] = field(default_factory=dict)
 
     def error(self, code: str, message: str, span: Span, **extra: Any) -> None:
         self.sink.error(code, message, self.file, span, deployment=self.deployment, **extra)
@@ -97,10 +99,13 @@ class Context(Struct):
         quote: str = "",
         otherwise: Fix | None = None,
         close_help: str = "",
+        guess_fix: bool = True,
     ) -> None:
         """An unknown word: a did-you-mean with its replacement (safe when only the case differs),
         else the `otherwise` fix when the caller has one. `close_help`, with `{close}` for the near
-        spelling, replaces `help_text` when there is one (a long list would bury it)."""
+        spelling, replaces `help_text` when there is one (a long list would bury it). Without
+        `guess_fix` a near spelling in other letters is named but not a fix (a model or an
+        accelerator: docs/fixes.md, no fix replaces them); one in other capitals still is."""
         close = did_you_mean(word, choices)
         fixes: tuple[Fix, ...] = (otherwise,) if otherwise is not None else ()
         if close is not None:
@@ -108,7 +113,11 @@ class Context(Struct):
             if close_help:
                 help_text = close_help.replace("{close}", close)
             same = close.lower() == word.lower()
-            fixes = (replacement(f"replace with `{close}`", self.file, span, f"{quote}{close}{quote}", safe=same),)
+            fixes = (
+                (replacement(f"replace with `{close}`", self.file, span, f"{quote}{close}{quote}", safe=same),)
+                if same or guess_fix
+                else ()
+            )
         self.error(code, message, span, help=help_text, fixes=fixes)
 
     def removal(self, message: str, span: Span) -> Fix:
@@ -123,11 +132,17 @@ class Context(Struct):
 
     def wrong_type(self, key: KeySpec, value: ast.Value, example: str, safe: bool = False) -> None:
         """A value of the wrong type; the fix writes the help's example (`safe` when the example
-        is the same value in the right type, as `false` for "false")."""
+        is the same value in the right type, as `false` for "false"). A model or an accelerator
+        gets no such fix: the example would pick what is deployed (IDENTITY_KEYS)."""
+        from spark_dsl.schema import IDENTITY_KEYS
+
+        fixes: tuple[Fix, ...] = ()
+        if safe or key.name not in IDENTITY_KEYS:
+            fixes = (self.rewrite(f"write `{key.name} = {example}`", value, example, safe=safe),)
         self.error(
             "SPK102",
             f"`{key.name}` takes a {key.type_name}, found {describe(value)}",
             value.span,
             help=f"write e.g. `{key.name} = {example}`",
-            fixes=(self.rewrite(f"write `{key.name} = {example}`", value, example, safe=safe),),
+            fixes=fixes,
         )

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from spark_dsl.diagnostics import replacement
-from spark_dsl.schema import KeySpec
+from spark_dsl.schema import IDENTITY_KEYS, KeySpec
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
+from spark_dsl.typecheck import model_ids
 from spark_dsl.typecheck.context import Context
 
 
@@ -29,6 +30,8 @@ def read_symbol(ctx: Context, key: KeySpec, value: ast.Value) -> str:
 def unknown_symbol(ctx: Context, key: KeySpec, word: str, span: Span) -> None:
     listing = ", ".join(f"`{s}`" for s in key.symbols)
     chosen = key.default if key.default in key.symbols else key.symbols[0]
+    # An accelerator is never replaced by a fix (IDENTITY_KEYS): the help lists the choices.
+    identity = key.name in IDENTITY_KEYS
     ctx.suggest(
         "SPK103",
         f"`{word}` is not a valid `{key.name}`",
@@ -36,11 +39,13 @@ def unknown_symbol(ctx: Context, key: KeySpec, word: str, span: Span) -> None:
         word,
         key.symbols,
         f"`{key.name}` takes one of {listing}",
-        otherwise=replacement(f"write `{chosen}`", ctx.file, span, chosen),
+        otherwise=None if identity else replacement(f"write `{chosen}`", ctx.file, span, chosen),
+        guess_fix=not identity,
     )
 
 
 def read_model(ctx: Context, key: KeySpec, value: ast.Value) -> str:
+    """The model's name: a shipped or declared name, or the Hugging Face id of one (model_ids)."""
     if isinstance(value, ast.Symbol):
         word, span, quote = value.name, value.span, ""
     elif isinstance(value, ast.String):
@@ -48,22 +53,36 @@ def read_model(ctx: Context, key: KeySpec, value: ast.Value) -> str:
     else:
         ctx.wrong_type(key, value, key.symbols[0])
         raise AssertionError  # pragma: no cover
-    if word not in key.symbols and word not in ctx.models:
-        listing = ", ".join(f"`{s}`" for s in key.symbols)
-        # Declared models (docs/models.md) are named after the catalog's when the file sees any.
-        declared = f"; declared here: {', '.join(f'`{m}`' for m in ctx.models)}" if ctx.models else ""
+    if word in key.symbols or word in ctx.models:
+        return word
+    resolved = model_ids.resolve(word, ctx.repositories)
+    if resolved is not None:
+        return resolved
+    if model_ids.is_hub_id(word):
+        # Near ids are the repositories spark knows, spelled as their publishers do.
+        known = (*model_ids.shipped(), *ctx.repositories)
         ctx.suggest(
             "SPK117",
-            f"unknown model `{word}`",
+            f"unknown model `{word}`: no shipped or declared model has this Hugging Face repository",
             span,
             word,
-            (*key.symbols, *ctx.models),
-            f"the catalog knows {listing}{declared}; to serve other weights of a known model "
-            'set `runtime { model_path = "..." }`',
+            model_ids.near_choices(word, known),
+            model_ids.import_help(word, ctx.file, ctx.models),
             quote,
-            otherwise=replacement(f"write `{key.symbols[0]}`", ctx.file, span, key.symbols[0]),
+            guess_fix=False,
         )
-    return word
+    listing = ", ".join(f"`{s}`" for s in key.symbols)
+    ctx.suggest(
+        "SPK117",
+        f"unknown model `{word}`",
+        span,
+        word,
+        model_ids.near_choices(word, (*key.symbols, *ctx.models)),
+        model_ids.unknown_help(listing, ctx.models),
+        quote,
+        guess_fix=False,
+    )
+    raise AssertionError  # pragma: no cover
 
 
 def read_symbol_list(ctx: Context, key: KeySpec, value: ast.Value) -> tuple[str, ...]:
