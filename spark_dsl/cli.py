@@ -258,6 +258,43 @@ def lsp(stdio: bool) -> None:
     serve()
 
 
+@main.command(name="init")
+@click.option(
+    "--model",
+    default=None,
+    shell_complete=completion.models,
+    help="The first spec's model, a catalog id (default: the catalog's first).",
+)
+@click.option(
+    "--accelerator",
+    default=None,
+    shell_complete=completion.accelerators,
+    help="The first spec's accelerator (default: the catalog's first validated one).",
+)
+@click.option(
+    "--target",
+    default=None,
+    shell_complete=completion.server_targets,
+    help="The first spec's target (default: the first of the target table).",
+)
+@click.option("--force", is_flag=True, help="Replace files that exist (without it, nothing is written).")
+def init_command(model: str | None, accelerator: str | None, target: str | None, force: bool) -> None:
+    """Start a project in the current folder: spark.toml, a first spec in specs/, a .gitignore for
+    the output folder, a .pre-commit-config.yaml and a GitHub workflow. Asks nothing; never
+    replaces a file unless --force."""
+    from spark_dsl import init_project
+
+    try:
+        choice = init_project.choose(model, accelerator, target)
+        written = init_project.init(Path("."), choice, force)
+    except init_project.InitUsageError as err:
+        usage(str(err))
+    except Exception as err:  # a bug becomes exit 3, never a traceback
+        internal_failure(err)
+    click.echo("".join(f"spark: wrote {path}\n" for path in written), err=True, nl=False)
+    click.echo("spark: next: `spark check`, then `spark build` and commit its outputs (docs/ci.md)", err=True)
+
+
 @main.group(name="model")
 def model_group() -> None:
     """Models declared in the language (docs/models.md)."""
@@ -276,19 +313,29 @@ model_group.command_class = ConventionsCommand  # records its reads for `-o`'s w
     help="Write the block to this file (created or replaced) instead of standard output.",
 )
 @click.option("--name", default=None, help="The model's name in the block (default: from the repository's name).")
-def model_import(path: str, output: Path | None, name: str | None) -> None:
+@click.option(
+    "--repo",
+    "hub_id",
+    metavar="ORG/NAME",
+    default=None,
+    help="The Hugging Face repository the block names (default: the cache's, else config.json's "
+    "_name_or_path, else the folder's absolute path, which only this machine has).",
+)
+def model_import(path: str, output: Path | None, name: str | None, hub_id: str | None) -> None:
     """Write the `model` block of a Hugging Face model from its own config.json (and
     model.safetensors.index.json for the exact size), each fact's source in a comment. Reads a
-    folder or the local Hugging Face cache; never downloads. Bad input exits 2."""
+    folder or the local Hugging Face cache; never downloads. `-o` creates missing folders inside
+    the current folder's project. Bad input exits 2."""
     from spark_dsl import model_import as importer
+    from spark_dsl.project import project_root
 
     CurrentFile.path = path
     try:
-        text = importer.import_model(path, name)
+        text = importer.import_model(path, name, hub_id=hub_id)
         if output is None:
             click.echo(text, nl=False)
         else:
-            importer.write_block(output, text)
+            importer.write_block(output, text, project_root(Path.cwd() / "spark.toml"))
     except importer.ImportProblem as problem:
         usage(str(problem))
     except Exception as err:  # a bug becomes exit 3 with the path's name, never a traceback

@@ -169,7 +169,7 @@ def _model_rows(model: catalog.Model) -> tuple[tuple[str, str], ...]:
         else "none"
     )
     rows = [("name", model.display_name)]
-    # A declaration states no parameter count (its `to_catalog_model` has 0): no row makes one up.
+    # A declaration without `parameters` has 0 (`to_catalog_model`): no row makes one up.
     if model.total_params_b:
         rows.append(("parameters", f"{model.total_params_b:g}B total, {model.active_params_b:g}B active ({arch.kind})"))
     return (

@@ -31,9 +31,13 @@ from spark_dsl.structured import TooDeep, load_json
 # MB); a larger file is not one of them, and reading it whole would cost memory for nothing.
 MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_JSON_SIZE = "16 MiB"
-# The 16-bit `torch_dtype` spellings (transformers 5 says `dtype`). float16 weights take the bytes
-# of the unquantized format and need no special hardware, so they are written as such, said so.
-SIXTEEN_BIT = ("bfloat16", "float16")
+# The unquantized `torch_dtype` spellings (transformers 5 says `dtype`) and the bytes a stored
+# weight takes. vLLM 0.33.0 serves each in 16 bits with its default `--dtype auto`
+# (`_resolve_auto_dtype`, vllm/config/model.py): float16 and bfloat16 as stored, and float32
+# downcast to the platform's first supported dtype, bfloat16 on every GPU it serves ("Downcast for
+# float32 models"). So each is written as the unquantized format, sized at 2 bytes a weight.
+STORED_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+SERVED_BYTES = 2
 # ModelOpt writes `quant_method: modelopt` and names the format, upper case, in `quant_algo`.
 MODELOPT = "modelopt"
 
@@ -263,8 +267,9 @@ def _shown(value: Any) -> str:
     return files.printable(text if len(text) <= 60 else text[:57] + "...")
 
 
-def read_model(folder: Path, repository: str | None, name: str | None) -> Imported:
-    """The facts of the model in `folder`, each with its source."""
+def read_model(folder: Path, repository: str | None, name: str | None, hub_id: str | None = None) -> Imported:
+    """The facts of the model in `folder`, each with its source; `hub_id` (`--repo`) is the
+    repository the block names instead of the folder."""
     config_path = folder / "config.json"
     config = _Config(read_json(config_path, "config.json"), config_path)
     facts: list[Fact] = []
@@ -294,10 +299,12 @@ def read_model(folder: Path, repository: str | None, name: str | None) -> Import
     modalities, modality_source = _modalities(config.raw)
     facts.append(Fact("modalities", "[" + ", ".join(modalities) + "]", modality_source))
     dtype, dtype_source = _dtype(config)
-    repo = repository or _name_or_path(config.raw) or str(folder.resolve())
+    repo = hub_id or repository or _name_or_path(config.raw) or str(folder.resolve())
+    size, parameters = _weights(folder, config)
+    facts += parameters
     checkpoint = [
-        Fact("repository", _quoted(repo), _repository_source(repository, config.raw)),
-        _size(folder),
+        Fact("repository", _quoted(repo), "--repo" if hub_id else _repository_source(repository, config.raw)),
+        size,
     ]
     display = repo.rsplit("/", 1)[-1] if "/" in repo else repo
     model_name = checked_name(name) if name is not None else derived_name(display)
@@ -509,13 +516,12 @@ def _dtype(config: _Config) -> tuple[str, str]:
         value = config.get(key)
         if value is None:
             continue
-        if isinstance(value, str) and value in SIXTEEN_BIT:
-            note = f" ({value}: the bytes of {unquantized})" if value != SIXTEEN_BIT[0] else ""
-            return unquantized, config.where(key) + note
+        if isinstance(value, str) and value in STORED_BYTES:
+            return unquantized, config.where(key) + _served_note(value, unquantized)
         raise ImportProblem(
             "unknown-dtype",
             f"`{key}` in {files.display(config.path)} is {_shown(value)}; spark-dsl knows "
-            f"{' and '.join(SIXTEEN_BIT)} weights",
+            f"{', '.join(STORED_BYTES)} weights",
             way_out,
         )
     raise ImportProblem(
@@ -523,6 +529,21 @@ def _dtype(config: _Config) -> tuple[str, str]:
         f"{files.display(config.path)} has no `torch_dtype` and no `quantization_config`",
         "import the model's own config.json; it says how its weights are stored",
     )
+
+
+def _served_note(stored: str, unquantized: str) -> str:
+    """What the checkpoint line says of a stored dtype that is not bfloat16."""
+    if stored == "float32":
+        return f" (float32, served as bfloat16 by vLLM's --dtype auto: {unquantized}, half the stored bytes)"
+    return f" ({stored}: the bytes of {unquantized})" if stored != "bfloat16" else ""
+
+
+def _stored_bytes(config: _Config) -> int | None:
+    """Bytes a stored weight takes: None for a quantized checkpoint (its size is its own)."""
+    if isinstance(config.raw.get("quantization_config"), dict):
+        return None
+    value = config.get("torch_dtype") or config.get("dtype")
+    return STORED_BYTES.get(value) if isinstance(value, str) else None
 
 
 def _name_or_path(raw: dict[str, Any]) -> str | None:
@@ -538,7 +559,21 @@ def _repository_source(repository: str | None, raw: dict[str, Any]) -> str:
     return "the folder itself (not a Hub repository)"
 
 
-def _size(folder: Path) -> Fact:
+def _weights(folder: Path, config: _Config) -> tuple[Fact, list[Fact]]:
+    """The checkpoint's `size` as served, and the model's `parameters` and `active_parameters`."""
+    total, source, metadata = _stored_size(folder)
+    stored = _stored_bytes(config)
+    size = Fact("size", f"{total}B", source)
+    if stored is not None and stored != SERVED_BYTES:
+        served = total * SERVED_BYTES // stored
+        size = Fact("size", f"{served}B", f"{source} x {SERVED_BYTES}/{stored} (served in 16 bits)")
+    from spark_dsl.model_parameters import parameter_facts
+
+    return size, [Fact(*fact) for fact in parameter_facts(config, total, source, metadata, stored)]
+
+
+def _stored_size(folder: Path) -> tuple[int, str, dict[str, Any]]:
+    """The bytes of the stored weights, where that number was read, and the index's metadata."""
     index_path = folder / "model.safetensors.index.json"
     if not files.missing(index_path):
         index = read_json(index_path, "model.safetensors.index.json")
@@ -550,11 +585,12 @@ def _size(folder: Path) -> Fact:
                 f"{files.display(index_path)} has no whole `metadata.total_size` (found {_shown(total)})",
                 "restore the model's own model.safetensors.index.json",
             )
-        return Fact("size", f"{total}B", "model.safetensors.index.json: metadata.total_size")
+        assert isinstance(metadata, dict)
+        return total, "model.safetensors.index.json: metadata.total_size", metadata
     single = folder / "model.safetensors"
     status = files.inspect(single)
     if not isinstance(status, files.Unreadable) and files.not_regular(status.st_mode) is None:
-        return Fact("size", f"{status.st_size}B", "model.safetensors: file size (one file, no index)")
+        return status.st_size, "model.safetensors: file size (one file, no index)", {}
     raise ImportProblem(
         "missing-file",
         f"no model.safetensors.index.json or model.safetensors in {files.display(folder)}: "
@@ -608,11 +644,21 @@ def _aligned(rows: list[Fact], indent: str) -> list[str]:
     return [f"{indent}{r.key.ljust(width)} = {r.value}  # {files.printable(r.source)}" for r in rows]
 
 
-def import_model(path: str, name: str | None = None, env: dict[str, str] | None = None) -> str:
-    """The block for the model at `path` (a folder or a cached `ORG/NAME`); ImportProblem if not."""
+def import_model(
+    path: str, name: str | None = None, env: dict[str, str] | None = None, hub_id: str | None = None
+) -> str:
+    """The block for the model at `path` (a folder or a cached `ORG/NAME`); ImportProblem if not.
+    `hub_id` (`--repo ORG/NAME`) is the repository the block names: the Hub id a cluster
+    downloads, where a folder import would otherwise name the folder's path on this machine."""
+    if hub_id is not None and not REPOSITORY.match(hub_id):
+        raise ImportProblem(
+            "bad-repo",
+            f"--repo {_shown(hub_id)} is not a Hugging Face repository id",
+            "pass the id the Hub shows for the model, such as `--repo meta-llama/Llama-3.1-8B-Instruct`",
+        )
     try:
         folder, repository = locate(path, env)
-        model = read_model(folder, repository, name)
+        model = read_model(folder, repository, name, hub_id)
     except (OSError, ValueError) as err:  # a cache folder that cannot be listed, a NUL in $HF_HOME
         problem = files.os_problem(err)
         raise ImportProblem(
@@ -630,18 +676,22 @@ def import_model(path: str, name: str | None = None, env: dict[str, str] | None 
     return render(model)
 
 
-def write_block(output: Path, text: str) -> None:
+def write_block(output: Path, text: str, root: Path | None = None) -> None:
     """Writes the block to `output`: a new file, or a regular file replaced in one step. A FIFO,
     device or folder there is refused (writing to a FIFO would wait for a reader forever), and so
-    is a file this import read (`-o config.json` would replace the model's own configuration)."""
+    is a file this import read (`-o config.json` would replace the model's own configuration).
+    Missing folders of `output` are created when they lie inside `root`, the project (never
+    outside it: write_gate.make_folders)."""
     from spark_dsl import write_gate
 
     clash = write_gate.refusal(output)
+    if clash is None and root is not None:
+        clash = write_gate.make_folders(output, root)
     if clash is not None:
         raise ImportProblem(
             "refused-output",
             f"refusing to write {files.display(output)}: {clash}; nothing was written",
-            "name a new `.spark` file for the block, such as `-o models/NAME.spark`",
+            "name a new `.spark` file for the block inside the project, such as `-o models/NAME.spark`",
         )
     status = files.inspect(output)
     if isinstance(status, files.Unreadable):

@@ -116,6 +116,10 @@ def model_schema() -> BlockSpec:
         KeySpec("experts_per_token", Kind.INTEGER, "routed experts active per token", minimum=1),
         KeySpec("max_context", Kind.COUNT, "longest context the model supports", default="required", minimum=1),
         KeySpec("modalities", Kind.SYMBOL_LIST, "input modalities", symbols=MODALITIES, fallback=("text",)),
+        KeySpec("parameters", Kind.COUNT, "parameters of the model (shown by `spark explain`)", minimum=1),
+        KeySpec(
+            "active_parameters", Kind.COUNT, "parameters a token uses (routed experts it skips left out)", minimum=1
+        ),
     )
     return BlockSpec(
         "model",
@@ -338,8 +342,10 @@ def to_catalog_model(name: str, body: TypedBody) -> catalog.Model:
     return catalog.Model(
         id=name,
         display_name=v("display_name", name),
-        total_params_b=0.0,
-        active_params_b=0.0,
+        # The counts a declaration states (`spark model import` writes them), in billions as the
+        # catalog's; 0 where it states none, which `spark explain` then does not show.
+        total_params_b=v("parameters", 0) / GB,
+        active_params_b=v("active_parameters", v("parameters", 0)) / GB,
         architecture=architecture,
         max_context=v("max_context"),
         modalities=tuple(v("modalities", ("text",))),

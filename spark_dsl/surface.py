@@ -43,6 +43,27 @@ class Surface(NamedTuple):
     why: str = ""  # said where the class is not obvious from the surface's name
 
 
+def _model_and_init() -> dict[str, Surface]:
+    """`spark model import` and `spark init`: the commands that write a file the user asked for."""
+    return {
+        "spark model -h/--help": Surface("flag"),
+        "spark model import PATH": Surface(
+            "input-path", "a model folder, its config.json, or a repository id in the local cache"
+        ),
+        "spark model import -o/--output": Surface("output-path"),
+        "spark model import --name": Surface("free-string", "written into the block, checked as a name"),
+        "spark model import -h/--help": Surface("flag"),
+        "spark model import --repo": Surface(
+            "free-string", "checked as a repository id (`ORG/NAME`), then written into the block quoted"
+        ),
+        "spark init --model": Surface("free-string", "checked against the catalog's models, never a path"),
+        "spark init --accelerator": Surface("free-string", "checked against the catalog's accelerators"),
+        "spark init --target": Surface("free-string", "checked against the target table's kinds"),
+        "spark init --force": Surface("flag", "replaces the files spark init writes, never one outside the folder"),
+        "spark init -h/--help": Surface("flag"),
+    }
+
+
 def _cli() -> dict[str, Surface]:
     checking = ("check", "plan", "build")
     out: dict[str, Surface] = {
@@ -57,13 +78,7 @@ def _cli() -> dict[str, Surface]:
         "spark fmt --diff": Surface("flag"),
         "spark lsp --stdio": Surface("flag"),
         "spark lsp -h/--help": Surface("flag"),
-        "spark model -h/--help": Surface("flag"),
-        "spark model import PATH": Surface(
-            "input-path", "a model folder, its config.json, or a repository id in the local cache"
-        ),
-        "spark model import -o/--output": Surface("output-path"),
-        "spark model import --name": Surface("free-string", "written into the block, checked as a name"),
-        "spark model import -h/--help": Surface("flag"),
+        **_model_and_init(),
         "spark build -t/--target": Surface("free-string", "checked against the target kinds after parsing"),
         "spark build -o/--output": Surface("output-path", "a folder of deployment folders and manifest.json"),
         "spark build --check": Surface("flag"),

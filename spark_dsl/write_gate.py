@@ -86,3 +86,41 @@ def write_output(path: Path, data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+def make_folders(path: Path, root: Path) -> str | None:
+    """Creates the folders `path` needs that do not exist yet, all inside `root` (the project), or
+    says why not, having created none: `-o models/x.spark` in a fresh repository makes `models/`,
+    while a path through `..` or a symbolic link out of the project makes nothing there.
+
+    The existing part of the path is resolved (links followed) and must lie inside the resolved
+    root; the missing part is plain names, each made as a folder in turn (mode 0777 less umask)."""
+    absolute = Path(os.path.abspath(path))
+    missing: list[str] = []
+    existing = absolute.parent
+    while not os.path.lexists(existing) and existing != existing.parent:
+        missing.append(existing.name)
+        existing = existing.parent
+    if not missing:
+        return None
+    if any(part in ("", ".", "..") for part in Path(path).parts):
+        return f"its folder {files.display(absolute.parent)} does not exist and the path climbs with `..`"
+    real = os.path.realpath(existing)
+    if not _inside(real, os.path.realpath(root)):
+        return (
+            f"its folder {files.display(absolute.parent)} does not exist, and spark creates folders only "
+            f"inside the project ({files.display(root)})"
+        )
+    if not os.path.isdir(real):
+        return f"{files.display(existing)} is not a folder"
+    made = Path(real)
+    for name in reversed(missing):
+        made = made / name
+        try:
+            os.mkdir(made)
+        except FileExistsError:  # made meanwhile by another run: a folder is what was wanted
+            if not made.is_dir():
+                return f"{files.display(made)} is not a folder"
+        except (OSError, ValueError) as err:
+            return f"cannot create {files.display(made)}: {files.os_problem(err).reason}"
+    return None

@@ -14,7 +14,9 @@ def _run(tmp_path: Path, body: str) -> RunResult:
 
 
 def test_llama_3_1_8b_on_one_h100_node(tmp_path: Path) -> None:
-    result = _run(tmp_path, "  model       = llama-3-1-8b\n  accelerator = h100\n")
+    # The Hub gates Llama's weights: a token, or SPK516.
+    token = '  runtime {\n    hf_token = secret("hf-token")\n  }\n'
+    result = _run(tmp_path, "  model       = llama-3-1-8b\n  accelerator = h100\n" + token)
     assert result.diagnostics == []
     (est,) = result.plans[0].capacity
     # 8 x 80 GB x 0.92 = 588.8 GB; weights 16,060,522,496 B (model.safetensors.index.json).

@@ -148,6 +148,14 @@ def shellcheck(path: str | os.PathLike, severity: str = "style", shell: str = "b
     return _run("shellcheck", argv, path)
 
 
+def actionlint(path: str | os.PathLike) -> Result:
+    """actionlint on one GitHub workflow, with the ShellCheck this suite installs checking its
+    `run:` scripts (pyflakes off: the workflows run no Python)."""
+    exe = find_tool("actionlint")
+    argv = [exe, "-no-color", "-shellcheck", find_tool("shellcheck"), "-pyflakes=", str(path)]
+    return _run("actionlint", argv, path)
+
+
 def bash_syntax(path: str | os.PathLike) -> Result:
     bash = shutil.which("bash")
     if bash is None:

@@ -69,6 +69,8 @@ class Checkpoint(Struct, frozen=True):
     needs_fp4: bool = False
     # Converted to this quantization while loading (vLLM's `--quantization` value).
     quantization: str | None = None
+    # A gated Hub repository: downloading it needs a token of an account granted access (SPK516).
+    gated: bool = False
 
 
 class Architecture(Struct, frozen=True):

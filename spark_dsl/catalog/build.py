@@ -154,6 +154,8 @@ def model_facts(model: dict[str, Any]) -> list[str]:
     facts = [f for f in MODEL_FACTS if f in model]
     facts += [f"architecture.{k}" for k in model["architecture"]]
     facts += [f"checkpoints.{c}.{k}" for c in model["checkpoints"] for k in CHECKPOINT_FACTS]
+    # Whether the Hub gates a repository is a fact too, cited where it is stated (SPK516 reads it).
+    facts += [f"checkpoints.{c}.gated" for c, ckpt in model["checkpoints"].items() if "gated" in ckpt]
     facts += [f"draft.{k}" for k in model.get("draft") or {}]
     return facts
 

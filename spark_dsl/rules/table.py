@@ -28,6 +28,7 @@ from spark_dsl.rules import (
     speculative,
     structure,
     targets,
+    weights_access,
 )
 from spark_dsl.rules.registry import Rule, is_recipe_rule, registered, to_diagnostic
 
@@ -51,6 +52,7 @@ RULE_MODULES = (
     speculative,
     structure,
     targets,
+    weights_access,
 )
 
 

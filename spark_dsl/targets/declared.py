@@ -60,6 +60,7 @@ class Declared(Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=Tr
     executable: bool = False
     client: bool = False
     pod_secrets: tuple[str, ...] = ()
+    elsewhere: str = ""
 
 
 def load() -> tuple[Target, ...]:

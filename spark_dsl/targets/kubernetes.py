@@ -440,4 +440,5 @@ TARGET = Target(
         *kubernetes_scheduling.BLOCKS,
     ),
     pod_secrets=("runtime.hf_token", "serve.api_key"),  # the vLLM pods download and serve
+    elsewhere="a pod sees its image and its volumes, not the folders of the machine that built it",
 )

@@ -56,6 +56,9 @@ class Target(Struct, frozen=True):
     any size and is never offered as the way to run one. `pod_secrets` are the secret settings
     (`block.key`) the target's Kubernetes pods read: a pod has no host environment, so SPK505
     refuses `env(...)` for each of them wherever the target is built (declared or `-t`).
+    `elsewhere` says why its launches do not see the files of the machine that runs spark (a
+    container, a pod, a cluster's nodes): SPK515 warns when such a target would serve a model
+    from an absolute path of that machine.
     """
 
     kind: str
@@ -68,6 +71,7 @@ class Target(Struct, frozen=True):
     executable: bool = False
     client: bool = False
     pod_secrets: tuple[str, ...] = ()
+    elsewhere: str = ""
 
     @property
     def spans_nodes(self) -> bool:
@@ -109,6 +113,11 @@ def find(kind: str) -> Target | None:
 def multi_node_kinds() -> tuple[str, ...]:
     """The targets that can run a deployment over several nodes."""
     return tuple(t.kind for t in all_targets() if t.spans_nodes and not t.client)
+
+
+def elsewhere_targets() -> tuple[Target, ...]:
+    """The targets whose launches run where this machine's files are not (`Target.elsewhere`)."""
+    return tuple(t for t in all_targets() if t.elsewhere and not t.client)
 
 
 def single_host_targets() -> tuple[Target, ...]:

@@ -365,4 +365,5 @@ TARGET = Target(
         ),
     ),
     executable=True,
+    elsewhere="the job runs on the cluster's compute nodes, which need not share this machine's folders",
 )
