@@ -216,12 +216,15 @@ def _expert_parallel_sizes(experts: int) -> str:
 
 @rule(
     "SPK220",
-    "error",
+    "warning",
     "expert-parallel size does not divide the experts",
-    checks="With expert parallelism, the expert-parallel size (TP x DP of the replica group) must "
+    checks="With expert parallelism, the expert-parallel size (TP x DP of the replica group) does not "
     "divide the model's routed experts (`experts`: 256 for Muse Spark Open, 8 for Mixtral 8x7B).",
-    basis="A model fact (the catalog's or the model declaration's): vLLM splits each layer's routed "
-    "experts evenly across EP ranks (docs/models.md).",
+    basis="vLLM 0.33.0 accepts an uneven split: each EP rank holds the experts divided by the EP size, "
+    "and the first (experts mod size) ranks one more (`model_executor/layers/fused_moe/"
+    "expert_map_manager.py:66-69`), so those ranks carry more of every layer's expert work and set "
+    "the pace. With `--enable-eplb` vLLM refuses it at load (`fused_moe/layer.py:274`: EPLB supports "
+    "only an even distribution). A warning, not an error: the split runs.",
     failing="gpus     = 4\nnodes    = 3\nparallel = dp(3) + tp + ep   # EP size 4 x 3 = 12",
     fixed="gpus     = 4\nnodes    = 2\nparallel = dp(2) + tp + ep   # EP size 4 x 2 = 8",
 )
@@ -236,7 +239,9 @@ def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
             yield Finding(
                 f"expert-parallel size {size} (TP {pool.tp} x DP {pool.dp_size}) does not divide the {experts} experts",
                 pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
-                f"choose TP x DP as {sizes}, or drop `ep` (`parallel = {spelled(without_ep)}`)",
+                f"choose TP x DP as {sizes}, or drop `ep` (`parallel = {spelled(without_ep)}`); "
+                "an uneven split runs, with the ranks that hold one more expert setting the pace, "
+                "but not with `--enable-eplb`",
                 fix=set_parallel(plan, pool, without_ep, f"drop `ep`: `parallel = {spelled(without_ep)}`"),
             )
             return
