@@ -283,8 +283,8 @@ CODES = [
         "does not ship is declared with a `model NAME { }` block (docs/models.md), which `spark model "
         "import ORG/NAME -o models/NAME.spark` writes from the local Hugging Face cache; the spec then "
         'imports that file. Other weights of a shipped model are `runtime { model_path = "..." }`.',
-        'model = "meta-llama/Llama-3.1-70B-Instruct"   # nothing declares it',
-        'import "models/llama-3-1-70b-instruct.spark"   # spark model import writes it\nmodel = llama-3-1-70b-instruct',
+        'model = "Qwen/Qwen3-30B-A3X"   # no shipped or declared model has this repository\ngpus  = 4',
+        'model = "Qwen/Qwen3-30B-A3B"   # the repository of the shipped qwen3-30b-a3b\ngpus  = 4',
     ),
     CodeDoc(
         "SPK120",

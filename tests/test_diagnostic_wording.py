@@ -129,6 +129,7 @@ NOT_A_BODY = {
     "SPK126": "a model declaration",
     "SPK127": "a model declaration",
     "SPK128": "a model declaration",
+    "SPK515": "a model declaration's checkpoint repository",
     "SPK520": "an output folder",
     "SPK521": "an output folder",
     "SPK522": "an output folder",

@@ -58,6 +58,8 @@ NO_SINGLE_EDIT: dict[str, tuple[str, str | tuple[str, ...]]] = {
     "SPK303": ("not even 1K tokens fit: the room must come from elsewhere", "add memory"),
     "SPK104": ("a unit with no near spelling: which unit was meant is the author's choice", "values take `"),
     "SPK508": ("how long the job may run is the operator's choice", ""),
+    "SPK515": ("the model's Hub id, or where the serving machines keep the weights, is the author's to name", ""),
+    "SPK516": ("the token's secret must be stored on the cluster first, under a name the operator picks", ""),
     "SPK547": ("the router image is built and pushed by the operator first", ""),
     "SPK548": ("whether the router's port is private is the operator's to make so", ""),
     "SPK901": ("the secret must be stored outside the spec first", ""),

@@ -128,4 +128,4 @@ def test_the_cli_reports_it_and_fix_removes_it(spark: Callable[..., object], pro
     assert r.returncode == 0 and "warning[SPK125]" in r.stdout  # type: ignore[attr-defined]
     r = spark("check", "--fix", "a.spark")
     assert r.returncode == 0, r.stderr  # type: ignore[attr-defined]
-    assert (folder / "a.spark").read_text() == HEAD + "  frontend = python\n}\n"
+    assert (folder / "a.spark").read_text() == HEAD + "  frontend    = python\n}\n"  # fixed files are formatted
