@@ -634,7 +634,9 @@ def test_ten_thousand_hostile_inputs_through_the_cli(project: Path) -> None:
     assert len(cases) >= 10_000
     by_shape = Counter(case.shape for case in cases)
     assert min(by_shape.values()) >= 300, by_shape  # every shape is exercised
-    assert outcomes[("mutation", 0)] > 150 and outcomes[("mutation", 1)] > 2000, outcomes  # both outcomes (190 and 3,076 at 7620828)
+    assert outcomes[("mutation", 0)] > 150 and outcomes[("mutation", 1)] > 2000, (
+        outcomes
+    )  # both outcomes (190 and 3,076 at 7620828)
     assert outcomes[("not-a-file", 2)] > 100, outcomes
     assert outcomes[("model-import", 0)] > 30 and outcomes[("model-import", 2)] > 100, outcomes
 
