@@ -454,12 +454,17 @@ def _rewrite_in_place(target: Path, text: str) -> None:
     os.unlink(backup)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Writes all of `data` to `fd` (`os.write` may write less than it is given)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _overwrite(target: Path, data: bytes) -> None:
     out = os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(out, view) :]
+        write_all(out, data)
         os.ftruncate(out, len(data))
         os.fsync(out)
     finally:

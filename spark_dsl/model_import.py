@@ -117,12 +117,18 @@ def locate(path: str, env: dict[str, str] | None = None) -> tuple[Path, str | No
     return _cached_snapshot(path, cache_root(env)), path
 
 
+def _is_snapshot(path: Path) -> bool:
+    """Whether `path` is a Hugging Face cache snapshot: `.../models--ORG--NAME/snapshots/REV`."""
+    parts = path.parts
+    return len(parts) >= 3 and parts[-2] == "snapshots" and parts[-3].startswith("models--")
+
+
 def _repository_of_snapshot(folder: Path) -> str | None:
     """`ORG/NAME` when `folder` is `.../models--ORG--NAME/snapshots/REV`, else None."""
     resolved = files.resolve(folder)
-    parts = (folder if isinstance(resolved, files.Unreadable) else resolved).parts
-    if len(parts) >= 3 and parts[-2] == "snapshots" and parts[-3].startswith("models--"):
-        org_name = parts[-3].removeprefix("models--").split("--", 1)
+    real = folder if isinstance(resolved, files.Unreadable) else resolved
+    if _is_snapshot(real):
+        org_name = real.parts[-3].removeprefix("models--").split("--", 1)
         if len(org_name) == 2 and REPOSITORY.match("/".join(org_name)):
             return "/".join(org_name)
     return None
@@ -166,9 +172,7 @@ def model_boundary(folder: Path) -> Path:
     links name. A `config.json` linked from anywhere else was read, and its `_name_or_path`
     printed: a link to any JSON file of the machine."""
     real = folder.resolve()
-    if len(real.parts) >= 3 and real.parts[-2] == "snapshots" and real.parts[-3].startswith("models--"):
-        return real.parent.parent
-    return real
+    return real.parent.parent if _is_snapshot(real) else real
 
 
 def read_json(path: Path, what: str) -> dict[str, Any]:

@@ -81,9 +81,7 @@ def write_output(path: Path, data: bytes) -> None:
     fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
         os.set_blocking(fd, True)  # opened without waiting; written like any file
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        files.write_all(fd, data)
     finally:
         os.close(fd)
 
