@@ -71,6 +71,11 @@ USED_BY: dict[str, Use] = {
         (*ALL_TARGETS, *CLIENTS),
         "every waiter: VLLM_ENGINE_READY_TIMEOUT_S, the router's wait, probes, the job's and clients' /health wait",
     ),
+    "serve.drain": Use(
+        ALL_TARGETS,
+        "vLLM's --shutdown-timeout; Kubernetes: the grace period and an update's deadline; Compose: "
+        "stop_grace_period; Slurm: the steps' SIGTERM before the time limit",
+    ),
     "serve.extra_args": LAUNCH,
     "serve.env": Use(ALL_TARGETS, "the launch's environment"),
     "runtime.image": Use(("compose", "slurm", "kubernetes"), "the container image (Slurm: with `container`)"),
@@ -88,7 +93,10 @@ USED_BY: dict[str, Use] = {
     ),
     "runtime.cpu_cores": Use(ALL_TARGETS, "each rank's CPUs on vLLM's CPU backend (`VLLM_CPU_OMP_THREADS_BIND`)"),
     "weights.download": Use(("shell", "slurm", "kubernetes"), "a download step before the launches"),
-    "weights.download_timeout": Use(("shell", "slurm"), "the download step's time budget"),
+    "weights.download_timeout": Use(
+        ("shell", "slurm", "kubernetes"),
+        "the download step's time budget; Kubernetes: also the Deployments' progressDeadlineSeconds",
+    ),
     "disaggregation.connector": Use(MULTI_NODE, "the P/D launches' KV transfer configuration"),
     "disaggregation.prefill.nodes": Use(MULTI_NODE, "the prefill pool's launches"),
     "disaggregation.prefill.parallel": Use(MULTI_NODE, "the prefill pool's launches"),

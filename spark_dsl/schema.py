@@ -261,6 +261,15 @@ def _deployment_schema(targets_generation: int) -> BlockSpec:
                         default="estimated from the checkpoint's size (docs/targets.md, The ready budget)",
                         minimum=1,
                     ),
+                    KeySpec(
+                        # Zero is vLLM's own default: abort every in-flight request on SIGTERM.
+                        "drain",
+                        Kind.DURATION,
+                        "how long in-flight requests may finish when a server is stopped (vLLM's "
+                        "`--shutdown-timeout`); the stop clocks of every target are set above it",
+                        default="60s (docs/targets.md, Graceful drain); vLLM's own is 0s: abort",
+                        minimum=0,
+                    ),
                     KeySpec("extra_args", Kind.STRING_LIST, "vLLM flags the language does not model"),
                 ),
                 blocks={"env": BlockSpec("env", "extra environment variables", map_of=Kind.STRING)},

@@ -105,6 +105,7 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "serve.served_model_name": ("single", ['serve { served_model_name = "muse" }']),
     "serve.api_key": ("single", ['serve { api_key = secret("vllm-api-key") }']),
     "serve.ready_timeout": ("single", ["serve { ready_timeout = 3h }"]),
+    "serve.drain": ("single", ["serve { drain = 5m }"]),
     "serve.extra_args": ("single", ['serve { extra_args = ["--seed", "1"] }']),
     "serve.env": ("single", ['serve { env { VLLM_LOGGING_LEVEL = "DEBUG" } }']),
     "runtime.image": ("single", ['runtime { image = "registry.example/vllm:1" }']),

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from spark_dsl import catalog
 from spark_dsl.plan import host_cpus, template
 from spark_dsl.plan.capacity import kv_cache_bytes
+from spark_dsl.plan.drain import drain_budget
 from spark_dsl.plan.managed import ENGINE_READY_ENV, FABRIC_ENV
 from spark_dsl.plan.model import Launch, Plan, Pool
 from spark_dsl.plan.template import Template, placeholder
@@ -50,6 +51,7 @@ class LaunchBuilder:
         self.serve = plan.serve
         self.runtime = plan.runtime
         self.ready_seconds = str(ready_budget(plan).seconds)
+        self.drain_seconds = str(drain_budget(plan).drain)
 
     def build(self) -> list[Launch]:
         launches: list[Launch] = []
@@ -116,6 +118,7 @@ class LaunchBuilder:
         argv += self._speculative(plan.value("speculative"))
         if pool.role in KV_ROLES:
             argv += ["--kv-transfer-config", _json({"kv_connector": "NixlConnector", "kv_role": KV_ROLES[pool.role]})]
+        argv += ["--shutdown-timeout", self.drain_seconds]  # headless too: vllm/entrypoints/cli/serve.py:263
         argv += list(self.serve.value("extra_args") or ())
         return Launch(
             role=pool.role,

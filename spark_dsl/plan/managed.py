@@ -30,7 +30,7 @@ MANAGED_FLAGS = (
     "--quantization", "--max-model-len", "--max-num-seqs", "--kv-cache-dtype",
     "--gpu-memory-utilization", "--enable-prefix-caching", "--enable-chunked-prefill",
     "--attention-backend", "--attention-config", "--language-model-only", "--limit-mm-per-prompt",
-    "--speculative-config", "--kv-transfer-config",
+    "--speculative-config", "--kv-transfer-config", "--shutdown-timeout",
 )  # fmt: skip
 # vLLM's multi-node rendezvous, which the compiler writes only for a pipeline over nodes (`pp(N)`):
 # managed there, and the user's own on any other launch.

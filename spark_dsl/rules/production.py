@@ -1,4 +1,4 @@
-"""Production-pack rules (SPK530-SPK538): metrics, the GPU budget, autoscaling, rollouts and
+"""Production-pack rules (SPK530-SPK539): metrics, the GPU budget, autoscaling, rollouts and
 scheduling of `target kubernetes` (docs/production.md).
 
 The budget arithmetic is the target's own (targets/kubernetes_budget.py), so a message's numbers
@@ -415,6 +415,59 @@ def surge_over_budget(plan: Plan) -> Iterator[Finding]:
         label=f"needs {need} GPUs",
         replace_with=str(room),
         notes=_budget_note(body),
+    )
+
+
+_ONE_NODE = "target kubernetes {\n  gpu_budget = 16\n  replicas   = 1\n"
+
+
+@rule(
+    "SPK539",
+    "warning",
+    "rollout leaves no replica serving",
+    checks="`target kubernetes` whose update strategy spark decides (`gpu_budget` or `rollout` is "
+    "written) with no surge replica (`surge = 0`, written or all the budget has room for), while the "
+    "fewest replicas (`autoscale`'s `min`, else `replicas`) is 1: the update stops it before its "
+    "replacement is ready.",
+    basis="Without a surge the update replaces replicas one at a time in place (maxSurge 0, "
+    "maxUnavailable 1, docs/production.md, Rollouts): with one replica, every update is an outage "
+    "of a whole stop and start, a drain plus the ready budget (docs/targets.md, Graceful drain).",
+    failing=_ONE_NODE + "  rollout {\n    surge = 0\n  }\n}",
+    fixed=_ONE_NODE + "  rollout {\n    surge = 1\n  }\n}",
+    target="kubernetes",
+)
+def rollout_outage(plan: Plan) -> Iterator[Finding]:
+    body = _body(plan)
+    if body is None or budget.surge(plan) != 0 or budget.serving_during_update(plan) > 0:
+        return
+    low, cost, limit = budget.floor(plan), budget.cost(plan), budget.budget(plan)
+    fewest = "autoscale min" if budget.autoscaled(plan) else "replicas"
+    written = _written(body.block(budget.ROLLOUT.name), "surge")
+    need = (budget.peak(plan) + 1) * cost.replica
+    message = (
+        f"an update leaves no replica serving: {fewest} {low} - {budget.unavailable(plan)} stopped at a time"
+        f" + 0 surge = {budget.serving_during_update(plan)} serving"
+    )
+    if limit is None or need <= limit:
+        yield Finding(
+            message,
+            written,
+            "`surge = 1`: the new replica is ready before the old one stops",
+            label="no surge",
+            replace_with="1" if written is not None else None,
+        )
+        return
+    # Two replicas keep one serving while the other is replaced, where the budget holds them.
+    key = "min" if budget.autoscaled(plan) else "replicas"
+    pair = 2 * cost.replica <= limit and budget.peak(plan) >= (2 if key == "min" else 1)
+    yield Finding(
+        message,
+        _written(body, budget.BUDGET.name) if written is None else written,
+        f"raise `gpu_budget` to {need} so one surge replica fits ({cost.spelled(budget.peak(plan) + 1)})"
+        + (f", or run two: `{key} = 2`" if pair else ""),
+        label="no room for a surge",
+        replace_with=str(need) if written is None else None,
+        notes=_budget_note(body) if written is not None else (),
     )
 
 

@@ -40,6 +40,7 @@ _KEY_OF = {
     "speculative_config": "`speculative`",
     "kv_transfer_config": "the `disaggregation` block",
     "kv_cache_memory_bytes": "`runtime.host_memory` (each rank's KV cache is what it leaves)",
+    "shutdown_timeout": "`serve.drain`",
 }
 
 

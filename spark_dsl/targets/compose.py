@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from spark_dsl.plan import weights
+from spark_dsl.plan import drain, weights
 from spark_dsl.plan.model import Launch
 from spark_dsl.schema import KeySpec, Kind
 from spark_dsl.targets import placeholders, yaml_text
@@ -85,6 +85,9 @@ def _service(job: Job, launch: Launch) -> dict[str, Any]:
     if is_vllm(launch):
         service["volumes"] = _volumes(job, launch)
         service.update(_devices(job))
+        # `docker compose stop` kills after 10 s by default (the Compose file reference,
+        # services.stop_grace_period): vLLM gets its drain (`--shutdown-timeout`) and a teardown.
+        service["stop_grace_period"] = go_duration(drain.drain_budget(job.plan).stop)
     if launch.port is not None:
         service["healthcheck"] = _healthcheck(job, launch.port)
     return service

@@ -8,6 +8,7 @@ from spark_dsl.plan.model import Launch, Pool
 from spark_dsl.schema import BlockSpec, KeySpec, Kind
 from spark_dsl.targets import (
     kubernetes_budget,
+    kubernetes_drain,
     kubernetes_metrics,
     kubernetes_scaling,
     kubernetes_scheduling,
@@ -92,7 +93,9 @@ class Manifest:
             out.append(self.deployment(name, "router", pod, gpus=False))
             out.append(self.service(self.job.name, "router", router[0], self.job.setting("service_type")))
         roles = [pool.role for pool in self.plan.pools]
-        board = kubernetes_metrics.dashboard(self.job, roles, self.metadata(self.job.name, "dashboard"))
+        board = kubernetes_metrics.dashboard(
+            self.job, roles, self.metadata(self.job.name, "dashboard"), kubernetes_scaling.signal(self.job)
+        )
         if board is not None:
             out.append(board)
         return out
@@ -143,6 +146,8 @@ class Manifest:
                 **self.replicas(gpus),
                 "selector": {"matchLabels": self.selector(role)},
                 "strategy": strategy,
+                # An update's step outlasts an old pod's drain and a new pod's ready budget.
+                **({"progressDeadlineSeconds": kubernetes_drain.progress_deadline(self.job)} if gpus else {}),
                 "template": pod,
             },
         }
@@ -202,6 +207,8 @@ class Manifest:
             if init:
                 spec["initContainers"] = init
         spec["containers"] = containers
+        if role != "router":
+            spec["terminationGracePeriodSeconds"] = kubernetes_drain.grace_seconds(self.job)
         if any("volumeMounts" in c for c in containers):
             spec["volumes"] = self.volumes()
         selector = self.job.map_setting("node_selector")
@@ -265,6 +272,7 @@ class Manifest:
                 {"name": "shm", "mountPath": "/dev/shm"},
                 {"name": "model-cache", "mountPath": MODEL_CACHE},
             ]
+            container["lifecycle"] = kubernetes_drain.lifecycle(self.job)
         else:
             container["resources"] = {"requests": dict(pod_resources.ROUTER_REQUESTS)}
         if launch.port is not None:

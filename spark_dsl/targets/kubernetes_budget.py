@@ -16,7 +16,14 @@ from spark_dsl.schema import BlockSpec, KeySpec, Kind
 
 KIND = "kubernetes"
 VIA = ("hpa", "keda")
-METRIC = ("waiting", "running")
+# The autoscaler's signals (docs/production.md, Autoscaling): queue depth first, as
+# production-stack's ScaledObject (helm/templates/scaledobject-vllm.yaml, `vllm:num_requests_waiting`,
+# threshold 5) and KServe's LLM autoscaling guide; the KV cache's usage, as llm-d's workload variant
+# autoscaler (kvCacheThreshold 0.80 beside queueLengthThreshold 5); `running` saturates at
+# `max_num_seqs` and is kept for those who chose it.
+METRIC = ("waiting", "kv_cache", "running")
+# `target` when unwritten: requests per replica, or the KV cache's usage in percent.
+TARGET = {"waiting": 5, "kv_cache": 80, "running": 5}
 # The budget and rollout keys of `target kubernetes`.
 BUDGET = KeySpec(
     "gpu_budget",
@@ -34,11 +41,19 @@ AUTOSCALE = BlockSpec(
         "metric": KeySpec(
             "metric",
             Kind.SYMBOL,
-            "vLLM gauge scaled on: `vllm:num_requests_waiting` or `vllm:num_requests_running`",
+            "vLLM gauge scaled on: `waiting` (`vllm:num_requests_waiting`, queue depth), `kv_cache` "
+            "(`vllm:kv_cache_usage_perc`) or `running` (`vllm:num_requests_running`)",
             symbols=METRIC,
             fallback="waiting",
         ),
-        "target": KeySpec("target", Kind.INTEGER, "requests per replica the autoscaler aims at", fallback=5, minimum=1),
+        "target": KeySpec(
+            "target",
+            Kind.INTEGER,
+            "per replica, what the autoscaler aims at: requests (`waiting`, `running`) or percent of the "
+            "KV cache (`kv_cache`)",
+            default="5 requests; 80 (percent) for `kv_cache`",
+            minimum=1,
+        ),
         "via": KeySpec(
             "via",
             Kind.SYMBOL,
@@ -125,3 +140,29 @@ def surge(plan: Plan) -> int | None:
     if limit is None:
         return None
     return 1 if (peak(plan) + 1) * cost(plan).replica <= limit else 0
+
+
+def floor(plan: Plan) -> int:
+    """The fewest replicas the deployment runs: the autoscaler's minimum, else `replicas`."""
+    body = plan.target(KIND)
+    if autoscaled(plan):
+        return int(body.block(AUTOSCALE.name).value("min"))
+    return int(body.value("replicas"))
+
+
+def unavailable(plan: Plan) -> int:
+    """Replicas an update stops before their replacements are ready: none with a surge, else one
+    at a time (both workloads' rolling update with maxSurge 0, maxUnavailable 1)."""
+    return 0 if surge(plan) else 1
+
+
+def serving_during_update(plan: Plan) -> int:
+    """Replicas still serving at the worst moment of an update, from the fewest there may be."""
+    return max(floor(plan) - unavailable(plan), 0)
+
+
+def target(plan: Plan) -> int:
+    """`autoscale.target`, else the metric's own default."""
+    block = plan.target(KIND).block(AUTOSCALE.name)
+    written = block.value("target")
+    return int(written) if written is not None else TARGET[str(block.value("metric"))]

@@ -78,6 +78,36 @@ def series(job: Job, metric: str, role: str) -> str:
     return f"{metric}{{{','.join(matchers)}}}"
 
 
+# The autoscaler's signals (`autoscale.metric`): vLLM 0.33.0's gauges (vllm/v1/metrics/loggers.py:528
+# running, :538 waiting, :620 KV-cache usage, "1 means 100 percent"), and how one pod's engines add
+# up: each engine is a series of its own (`engine` label), requests add up, and the KV cache's usage
+# is a fraction of each engine's own cache, so a pod's is their mean.
+SIGNALS = {
+    "waiting": ("vllm:num_requests_waiting", "sum", "Requests waiting"),
+    "kv_cache": ("vllm:kv_cache_usage_perc", "avg", "KV-cache usage"),
+    "running": ("vllm:num_requests_running", "sum", "Requests running"),
+}
+
+
+def signal_total(job: Job, metric: str, role: str) -> str:
+    """The pool's signal summed over its serving pods: what KEDA divides by the replicas."""
+    gauge, per_pod, _ = SIGNALS[metric]
+    selected = series(job, gauge, role)
+    return f"sum({selected})" if per_pod == "sum" else f"sum(avg by(pod)({selected}))"
+
+
+def signal_per_replica(job: Job, metric: str, role: str) -> str:
+    """The average per serving pod (a LeaderWorkerSet's: per leader, so per group), which the
+    autoscaler holds at its target: each pod's value, averaged over the pods that report it."""
+    gauge, per_pod, _ = SIGNALS[metric]
+    return f"avg({per_pod} by(pod)({series(job, gauge, role)}))"
+
+
+def signal_target(metric: str, target: int) -> float:
+    """`autoscale.target` in the gauge's unit: requests, or the KV cache's usage as a fraction."""
+    return target / 100 if metric == "kv_cache" else float(target)
+
+
 def _relabelings() -> list[dict[str, Any]]:
     return [
         {
@@ -155,26 +185,47 @@ def spaceless_json(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=True).replace(" ", "\\u0020")
 
 
-def dashboard(job: Job, roles: list[str], metadata: dict[str, Any]) -> dict[str, Any] | None:
-    """A ConfigMap holding a Grafana dashboard of every serving pool's main metrics."""
+def _signal_panel(job: Job, role: str, signal: tuple[str, int]) -> tuple[str, str, str, float]:
+    """The autoscaler's own signal, per replica as it sees it, with its target as a line."""
+    metric, target = signal
+    unit = "percentunit" if metric == "kv_cache" else "short"
+    title = f"Autoscaler: {SIGNALS[metric][2].lower()} per replica"
+    return title, unit, signal_per_replica(job, metric, role), signal_target(metric, target)
+
+
+def dashboard(
+    job: Job, roles: list[str], metadata: dict[str, Any], signal: tuple[str, int] | None = None
+) -> dict[str, Any] | None:
+    """A ConfigMap holding a Grafana dashboard of every serving pool's main metrics; `signal`, the
+    autoscaler's (metric, target), heads each pool's panels."""
     block = job.settings.block("metrics")
     if monitor(job) == "none" or not block.value("dashboard"):
         return None
     panels: list[dict[str, Any]] = []
-    for row, role in enumerate(roles):
+    y = 0
+    for role in roles:
         selector = series(job, "", role)
-        for i, (title, unit, query) in enumerate(_PANELS):
+        rows = [(title, unit, query.replace("{s}", selector), None) for title, unit, query in _PANELS]
+        if signal is not None:
+            rows.insert(0, _signal_panel(job, role, signal))
+        for i, (title, unit, expr, line) in enumerate(rows):
+            defaults: dict[str, Any] = {"unit": unit}
+            if line is not None:
+                steps = [{"color": "green", "value": None}, {"color": "red", "value": line}]
+                defaults["thresholds"] = {"mode": "absolute", "steps": steps}
+                defaults["custom"] = {"thresholdsStyle": {"mode": "line"}}
             panels.append(
                 {
                     "id": len(panels) + 1,
                     "type": "timeseries",
                     "title": f"{role}: {title}",
                     "datasource": {"type": "prometheus", "uid": "${datasource}"},
-                    "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
-                    "gridPos": {"h": 8, "w": 8, "x": 8 * (i % 3), "y": 8 * (3 * row + i // 3)},
-                    "targets": [{"refId": "A", "expr": query.replace("{s}", selector)}],
+                    "fieldConfig": {"defaults": defaults, "overrides": []},
+                    "gridPos": {"h": 8, "w": 8, "x": 8 * (i % 3), "y": y + 8 * (i // 3)},
+                    "targets": [{"refId": "A", "expr": expr}],
                 }
             )
+        y += 8 * -(-len(rows) // 3)
     board = {
         "title": f"vLLM {job.name}",
         "uid": f"spark-{job.name}"[:40],

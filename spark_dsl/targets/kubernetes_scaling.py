@@ -17,7 +17,7 @@ from spark_dsl.targets.common import Job
 
 HPA_API = "autoscaling/v2"
 KEDA_API = "keda.sh/v1alpha1"
-GAUGES = {"waiting": "vllm:num_requests_waiting", "running": "vllm:num_requests_running"}
+GAUGES = {metric: gauge for metric, (gauge, _, _) in kubernetes_metrics.SIGNALS.items()}
 
 
 def adapter_name(gauge: str) -> str:
@@ -30,10 +30,14 @@ def autoscaler(job: Job, target: dict[str, str], metadata: dict[str, Any], role:
     block = job.settings.block(budget.AUTOSCALE.name)
     if not block.declared:
         return None
-    low, high, aim = int(block.value("min")), int(block.value("max")), str(block.value("target"))
-    gauge = GAUGES[str(block.value("metric"))]
+    low, high = int(block.value("min")), int(block.value("max"))
+    chosen = str(block.value("metric"))
+    aim = kubernetes_metrics.signal_target(chosen, budget.target(job.plan))
+    gauge = GAUGES[chosen]
     if block.value("via") == "hpa":
-        metric = {"metric": {"name": adapter_name(gauge)}, "target": {"type": "AverageValue", "averageValue": aim}}
+        # A quantity: `800m` is 0.8 of the KV cache, `5` five requests.
+        value = f"{round(aim * 1000)}m" if aim != int(aim) else str(int(aim))
+        metric = {"metric": {"name": adapter_name(gauge)}, "target": {"type": "AverageValue", "averageValue": value}}
         return {
             "apiVersion": HPA_API,
             "kind": "HorizontalPodAutoscaler",
@@ -45,11 +49,13 @@ def autoscaler(job: Job, target: dict[str, str], metadata: dict[str, Any], role:
                 "metrics": [{"type": "Pods", "pods": metric}],
             },
         }
-    query = f"sum({kubernetes_metrics.series(job, gauge, role)})"
+    # AverageValue: KEDA divides the total by the replicas, the dashboard's autoscaler panel too.
+    query = kubernetes_metrics.signal_total(job, chosen, role)
+    threshold = f"{aim:g}"
     trigger = {
         "type": "prometheus",
         "metricType": "AverageValue",
-        "metadata": {"serverAddress": str(block.value("prometheus")), "query": query, "threshold": aim},
+        "metadata": {"serverAddress": str(block.value("prometheus")), "query": query, "threshold": threshold},
     }
     return {
         "apiVersion": KEDA_API,
@@ -60,12 +66,15 @@ def autoscaler(job: Job, target: dict[str, str], metadata: dict[str, Any], role:
 
 
 def deployment_strategy(job: Job) -> dict[str, Any]:
-    """Recreate unless the budget (or `rollout`) allows starting a new replica beside the old."""
+    """Without the pack's rollout (no budget, no `rollout`), Recreate: Kubernetes' default rolling
+    update surges 25%, a second set of GPUs while the first still holds them. With it, a surge that
+    fits the budget, else one replica at a time, as a LeaderWorkerSet's: the others keep serving,
+    where Recreate would stop them all (SPK539 warns when none is left)."""
     extra = budget.surge(job.plan)
-    if not extra:
-        # A rolling update would need a second set of GPUs while the first still holds them.
+    if extra is None:
         return {"type": "Recreate"}
-    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": extra, "maxUnavailable": 0}}
+    settings = {"maxSurge": extra, "maxUnavailable": budget.unavailable(job.plan)}
+    return {"type": "RollingUpdate", "rollingUpdate": settings}
 
 
 def lws_strategy(job: Job) -> dict[str, Any] | None:
@@ -73,7 +82,7 @@ def lws_strategy(job: Job) -> dict[str, Any] | None:
     extra = budget.surge(job.plan)
     if extra is None:
         return None
-    settings = {"maxSurge": extra, "maxUnavailable": 0} if extra else {"maxSurge": 0, "maxUnavailable": 1}
+    settings = {"maxSurge": extra, "maxUnavailable": budget.unavailable(job.plan)}
     return {"type": "RollingUpdate", "rollingUpdateConfiguration": settings}
 
 
@@ -97,3 +106,10 @@ def header_lines(objects: list[dict[str, Any]]) -> list[str]:
     if "ScaledObject" in kinds:
         out.append(f"The ScaledObject needs KEDA ({KEDA_API}) and a Prometheus that scrapes the pods.")
     return out
+
+
+def signal(job: Job) -> tuple[str, int] | None:
+    """The autoscaler's (metric, target), for the dashboard to show what it scales on."""
+    if not budget.autoscaled(job.plan):
+        return None
+    return str(job.settings.block(budget.AUTOSCALE.name).value("metric")), budget.target(job.plan)

@@ -7,9 +7,10 @@ that only make sense on a command line (help, usage, version, parsable, quiet, v
 wrap). MANAGED are those `job.sbatch` writes itself or that would contradict it: a second
 `--nodes` or `--time` would silently override the spec's (sbatch takes the last), `--output`
 and `--error` move the log the job's messages go to, `--array` would start the deployment
-several times. An extra directive names one option of the list, not managed, with an optional
-`=VALUE` free of whitespace, quotes, backslashes and control characters: each is one `#SBATCH`
-line that sbatch reads word by word, with no shell to unquote it.
+several times, `--signal` is the drain's (`serve.drain`). An extra directive names one option of
+the list, not managed, with an optional `=VALUE` free of whitespace, quotes, backslashes and
+control characters: each is one `#SBATCH` line that sbatch reads word by word, with no shell to
+unquote it.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ MANAGED = frozenset(
         "gres",
         "exclusive",
         "time",
+        "signal",
         "partition",
         "account",
         "qos",

@@ -234,7 +234,9 @@ def _node_lifetime(roles: list[str], pad: str) -> list[str]:
     pids = " ".join(f'"${role}_pid"' for role in [*roles, "server"])
     return [
         f"{pad}server_pid=$!",
-        f"{pad}trap 'kill {pids} 2>/dev/null || true' EXIT",
+        # The script outlives what it stops: vLLM drains its requests on SIGTERM
+        # (`--shutdown-timeout`), and whoever stops the script waits for that.
+        f"{pad}trap 'kill {pids} 2>/dev/null || true; wait {pids} 2>/dev/null || true' EXIT",
         f"{pad}trap 'exit 143' TERM INT",
         f"{pad}code=0",
         f"{pad}wait -n -p ended {pids} || code=$?",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spark_dsl.plan import weights
+from spark_dsl.plan import drain, weights
 from spark_dsl.plan.model import Launch, Pool
 from spark_dsl.schema import KeySpec, Kind
 from spark_dsl.targets import node_address, placeholders, ports, sbatch_options, staging
@@ -44,6 +44,10 @@ def render(job: Job) -> str:
         *([] if plan.accelerator.on_host else [_directive("gpus-per-node", job.gpus)]),
         _directive("exclusive"),
         _directive("time", slurm_time(int(job.setting("time")))),
+        # SIGTERM to every step (not the batch shell) a drain and a teardown before the time limit,
+        # so vLLM finishes its requests (`--shutdown-timeout`) before the limit's kill (sbatch(1),
+        # --signal; Slurm may send it up to 60 s earlier still).
+        _directive("signal", f"TERM@{drain.drain_budget(plan).stop}"),
     ]
     for key in ("partition", "account", "qos"):
         value = job.setting(key)

@@ -158,3 +158,121 @@ def test_a_planted_short_budget_is_caught(name: str, good: str, planted: str, bu
     text = path.read_text()
     assert good in text
     assert short_of(path, text.replace(good, planted), budgets[path.parent.name]) != []
+
+
+# ---- the drain budget (`serve.drain`): every stop clock outlasts vLLM's own drain ------------------
+
+SCRIPT_DRAIN = re.compile(r"--shutdown-timeout (\d+)")
+SLURM_SIGNAL = re.compile(r"(?m)^#SBATCH --signal=TERM@(\d+)$")
+
+
+def _flag_values(node: object, flag: str) -> list[int]:
+    """The value after `flag` in every list of a YAML document (container args, Compose commands)."""
+    if isinstance(node, dict):
+        return [n for value in node.values() for n in _flag_values(value, flag)]
+    if isinstance(node, list):
+        own = [int(node[i + 1]) for i, item in enumerate(node[:-1]) if item == flag]
+        return own + [n for value in node for n in _flag_values(value, flag)]
+    return []
+
+
+def _pods(node: object) -> list[dict]:
+    if isinstance(node, dict):
+        own = [node] if isinstance(node.get("containers"), list) else []
+        return own + [p for value in node.values() for p in _pods(value)]
+    if isinstance(node, list):
+        return [p for value in node for p in _pods(value)]
+    return []
+
+
+def _pod_stop(pod: dict, drain: int) -> list[str]:
+    """A vLLM pod pauses in preStop, then drains; the kubelet's kill comes after both, and more."""
+    vllm = [c for c in pod["containers"] if c["name"] == "vllm"]
+    if not vllm:
+        return []
+    pause = vllm[0].get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds")
+    if pause is None:
+        return ["a vLLM pod without its preStop pause"]
+    grace = pod.get("terminationGracePeriodSeconds", 30)  # Kubernetes' default
+    return (
+        [f"terminationGracePeriodSeconds {grace}s <= {pause}s pause + {drain}s drain"] if grace <= pause + drain else []
+    )
+
+
+def _yaml_stop(text: str, drain: int) -> list[str]:
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    problems = [p for pod in _pods(docs) for p in _pod_stop(pod, drain)]
+    for doc in docs:
+        for service in (doc.get("services") or {}).values():
+            if "--shutdown-timeout" in service.get("command", []):
+                stop = go_seconds(service.get("stop_grace_period", "10s"))  # Compose's default
+                problems += [f"stop_grace_period {stop}s <= {drain}s drain"] if stop <= drain else []
+        if doc.get("kind") == "Deployment" and _pods(doc)[0]["containers"][0]["name"] == "vllm":
+            pod = _pods(doc)[0]
+            probe = pod["containers"][0]["startupProbe"]
+            step = pod.get("terminationGracePeriodSeconds", 30) + probe["failureThreshold"] * probe["periodSeconds"]
+            deadline = doc["spec"].get("progressDeadlineSeconds", 600)  # Kubernetes' default
+            problems += (
+                [f"progressDeadlineSeconds {deadline}s < {step}s: a stop and a start"] if deadline < step else []
+            )
+    return problems
+
+
+def drain_short(path: Path, text: str, drain: int) -> list[str]:
+    """What in the file stops a server before its drain: a launch without `--shutdown-timeout` or
+    with another value, and a stop clock (kubelet, Compose, the Slurm time limit) at or below it."""
+    servers, _ = launches_in(text)
+    yaml_file = path.suffix == ".yaml" and path.name != "vllm-config.yaml"
+    docs = list(yaml.safe_load_all(text)) if yaml_file else []
+    flags = _flag_values(docs, "--shutdown-timeout") if yaml_file else [int(n) for n in SCRIPT_DRAIN.findall(text)]
+    # vLLM's --config file: its key, beside the command line its header shows.
+    flags += [int(n) for n in re.findall(r"(?m)^shutdown-timeout: (\d+)$", text)]
+    problems = [f"--shutdown-timeout {n} != the drain {drain}" for n in flags if n != drain]
+    if len(flags) < servers:
+        problems.append(f"{servers} vLLM launches, {len(flags)} with --shutdown-timeout")
+    if yaml_file:
+        problems += _yaml_stop(text, drain)
+    if path.name == "job.sbatch" and servers:
+        signals = [int(n) for n in SLURM_SIGNAL.findall(text)]
+        problems += [f"--signal=TERM@{n} <= the drain {drain}" for n in signals if n <= drain]
+        problems += [] if signals else ["a Slurm job whose steps get no SIGTERM before the time limit"]
+    return problems
+
+
+@pytest.fixture(scope="module")
+def drains() -> dict[str, int]:
+    from spark_dsl.pipeline import run
+    from spark_dsl.plan.drain import drain_budget
+
+    result = run(sorted((REPO / "specs").rglob("*.spark")), REPO)
+    return {planned.plan.name: drain_budget(planned.plan).drain for planned in result.planned()}
+
+
+@pytest.mark.parametrize("path", committed(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_committed_file_outlasts_the_drain(path: Path, drains: dict[str, int]) -> None:
+    text = path.read_text()
+    assert drain_short(path, text, drains[path.parent.name]) == []
+    # vLLM 0.33.0's own default aborts in-flight requests (shutdown_timeout 0, vllm/config/vllm.py:454).
+    assert drains[path.parent.name] > 0
+
+
+DRAIN_PLANTED = [
+    ("muse-b200/serve.sh", r"--shutdown-timeout \d+", "--shutdown-timeout 0"),
+    ("muse-b200-dp2/serve.sh", r" \\\n\s*--shutdown-timeout \d+", ""),
+    ("muse-b200/kubernetes.yaml", r"terminationGracePeriodSeconds: \d+", "terminationGracePeriodSeconds: 30"),
+    ("muse-b200/kubernetes.yaml", r"\n *progressDeadlineSeconds: \d+", ""),
+    ("muse-b200-dp2/kubernetes.yaml", r"\n *lifecycle:\n *preStop:\n *sleep:\n *seconds: \d+", ""),
+    ("muse-b200/compose.yaml", r"stop_grace_period: \S+", "stop_grace_period: 10s"),
+    ("muse-b200-pd/job.sbatch", r"--signal=TERM@\d+", "--signal=TERM@30"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "pattern", "planted"), DRAIN_PLANTED, ids=[f"{n}:{p[:30]}" for n, p, _ in DRAIN_PLANTED]
+)
+def test_a_planted_short_drain_is_caught(name: str, pattern: str, planted: str, drains: dict[str, int]) -> None:
+    path = TARGETS / name
+    text = path.read_text()
+    changed = re.sub(pattern, planted, text, count=1)
+    assert changed != text
+    assert drain_short(path, changed, drains[path.parent.name]) != []

@@ -161,14 +161,20 @@ def test_a_keda_scaled_object_queries_the_pools_running_requests(tmp_path: Path)
     [
         # No budget: nothing to go by, the Deployment recreates as it always did.
         ("", {"type": "Recreate"}),
-        # 2 replicas x 8 = 16; a third needs 24 > 16: recreate.
-        ("    gpu_budget = 16\n    replicas = 2", {"type": "Recreate"}),
+        # 2 replicas x 8 = 16; a third needs 24 > 16: one at a time in place, the other serving.
+        (
+            "    gpu_budget = 16\n    replicas = 2",
+            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+        ),
         # 2 + 1 replicas x 8 = 24 fits: surge one, keep every old replica until it is ready.
         (
             "    gpu_budget = 24\n    replicas = 2",
             {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
         ),
-        ("    gpu_budget = 64\n    rollout {\n      surge = 0\n    }", {"type": "Recreate"}),
+        (
+            "    gpu_budget = 64\n    rollout {\n      surge = 0\n    }",
+            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+        ),
         (
             "    rollout {\n      surge = 2\n    }",
             {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 2, "maxUnavailable": 0}},
@@ -303,8 +309,8 @@ COMMITTED_KEDA = Path(__file__).resolve().parents[2] / "targets" / "muse-b200-ke
 
 
 def test_the_committed_keda_spec_shows_the_packs_other_choices() -> None:
-    """specs/nvidia/b200-production-keda.spark: a ServiceMonitor on the Service, KEDA on the running
-    requests, a surge replica inside the budget ((3 + 1) x 1 node x 8 GPUs = 32 = gpu_budget) and a
+    """specs/nvidia/b200-production-keda.spark: a ServiceMonitor on the Service, KEDA on the KV
+    cache's usage, a surge replica inside the budget ((3 + 1) x 1 node x 8 GPUs = 32 = gpu_budget) and a
     pull secret, each strictly valid (Kubernetes 1.32, the vendored CRDs)."""
     v.kubernetes_validate(COMMITTED_KEDA).check()
     docs = {doc["kind"]: doc for doc in v.load_yaml_documents(COMMITTED_KEDA)}
@@ -322,8 +328,8 @@ def test_the_committed_keda_spec_shows_the_packs_other_choices() -> None:
     assert (scaled["maxReplicaCount"] + 1) * 8 == 32  # the surge fits the budget exactly
     assert scaled["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "muse-b200-keda"}
     (trigger,) = scaled["triggers"]
-    assert trigger["metadata"]["threshold"] == "48"
-    assert trigger["metadata"]["query"].startswith("sum(vllm:num_requests_running{")
+    assert trigger["metadata"]["threshold"] == "0.8"  # llm-d's kvCacheThreshold
+    assert trigger["metadata"]["query"].startswith("sum(avg by(pod)(vllm:kv_cache_usage_perc{")
     monitor = docs["ServiceMonitor"]["spec"]
     assert monitor["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
     assert [e["port"] for e in monitor["endpoints"]] == [p["name"] for p in service["spec"]["ports"]] == ["http"]
