@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from msgspec import Struct
@@ -13,6 +14,14 @@ from spark_dsl.values import SecretRef
 
 MODEL_CACHE = "/root/.cache/huggingface"  # where vLLM's images keep Hugging Face downloads
 GENERATOR = "spark build"
+# Header lines are wrapped at this many characters (a list of ports or variables runs long), the
+# continuation indented; a line that starts with a space is laid out already (a command) and kept,
+# and so is a `Verbatim` line (a command to copy whole).
+HEADER_WIDTH = 100
+
+
+class Verbatim(str):
+    """A header line kept on one line however long: a command a reader copies as it is."""
 
 
 class TargetError(Exception):
@@ -90,7 +99,15 @@ class Job(Struct, frozen=True):
         images = catalog.load().recipe.images
         if image and not self.runtime_value("image") and not images[self.vendor].confirmed:
             out.append(f"The image tag {self.image} is not confirmed upstream yet (see the catalog).")
-        return [visible(line) for line in out]
+        return [part for line in out for part in wrapped(visible(line), isinstance(line, Verbatim))]
+
+
+def wrapped(line: str, verbatim: bool = False, width: int = HEADER_WIDTH) -> list[str]:
+    """A header line as lines of at most `width` characters, broken between words only (a name,
+    flag or address longer than that stays whole); continuations indented by two spaces."""
+    if verbatim or len(line) <= width or line.startswith(" "):
+        return [line]
+    return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
 def secret_sources(launch: Launch) -> list[tuple[str, SecretRef]]:

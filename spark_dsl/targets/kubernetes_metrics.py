@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from spark_dsl.schema import BlockSpec, KeySpec, Kind
+from spark_dsl.targets import yaml_text
 from spark_dsl.targets.common import Job
 from spark_dsl.units import format_duration
 
@@ -176,13 +177,12 @@ _PANELS = (
 )
 
 
-def spaceless_json(value: object) -> str:
-    """Compact JSON with every space escaped (`\\u0020`, the same string to any JSON reader).
-
-    The YAML writer folds no lines, and a line of the manifest may overflow the yamllint limit
-    only as one word: so the dashboard is one word.
-    """
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).replace(" ", "\\u0020")
+def dashboard_json(value: object) -> yaml_text.BlockText:
+    """Indented JSON, written as a literal block: one key or value per line, so a reviewer reads a
+    change of the dashboard as a diff of lines. ASCII only (`ensure_ascii`): JSON's escapes carry any
+    other character, so every line is printable and ends in no space, and the block always fits
+    (`yaml_text.block_fits`); the ConfigMap's value reads back as exactly this text."""
+    return yaml_text.BlockText(json.dumps(value, indent=2, ensure_ascii=True) + "\n")
 
 
 def _signal_panel(job: Job, role: str, signal: tuple[str, int]) -> tuple[str, str, str, float]:
@@ -239,5 +239,5 @@ def dashboard(
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {**metadata, "name": f"{job.name}-dashboard", "labels": labels},
-        "data": {f"{job.name}.json": spaceless_json(board)},
+        "data": {f"{job.name}.json": dashboard_json(board)},
     }

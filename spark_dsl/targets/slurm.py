@@ -268,9 +268,10 @@ def _step(job: Job, launch: Launch) -> list[str]:
     if is_vllm(launch):
         env += _cache_env(job)
     env += [f'{name}="${{{ref.env_name}}}"' for name, ref in launch.secrets if ref.env_name != name]
-    prefix = " ".join([*srun, *options, *program, *(["env", *env] if env else [])])
     body = command_lines(launch.argv, "  ")
-    lines = joined([f"{prefix} {body[0]}", *body[1:]])
+    head = _step_head(srun, options, program, env, body[0])
+    indent = "  " if len(head) > 1 else ""  # the program's options under the program's own line
+    lines = joined([*head, *(indent + line for line in body[1:])])
     lines[-1] += " &"
     own = []
     used = placeholders.used([*launch.argv, *(value for _, value in launch.env)])
@@ -278,6 +279,24 @@ def _step(job: Job, launch: Launch) -> list[str]:
         if name in used:
             own.append(f'{name}="${{{array}[{launch.node_rank}]}}"')
     return [f"# node rank {launch.node_rank}: {launch.role}", *own, *lines, 'steps+=("$!")']
+
+
+# A step's first line (srun, its options, the container, the environment, the program) longer than
+# this is laid out one part per line: a reviewer reads each variable and option on its own line.
+STEP_WIDTH = 120
+
+
+def _step_head(srun: list[str], options: list[str], program: list[str], env: list[str], command: str) -> list[str]:
+    """The lines before the program's options: one line when it fits STEP_WIDTH, else srun's own
+    options, each container option, the container program, `env` and each variable (aligned under
+    the first) and the program, each on a line of its own."""
+    line = " ".join([*srun, *options, *program, *(["env", *env] if env else []), command])
+    if len(line) <= STEP_WIDTH:
+        return [line]
+    parts = [*options, *([" ".join(program)] if program else [])]
+    if env:
+        parts += [f"env {env[0]}", *(f"    {assignment}" for assignment in env[1:])]
+    return [" ".join(srun), *(f"  {part}" for part in [*parts, command])]
 
 
 def ready_timeout(job: Job) -> int:

@@ -13,6 +13,7 @@ a small curl image whose shell is BusyBox's.
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 from spark_dsl.plan import weights
@@ -77,14 +78,18 @@ def _wait_healthy(budget: int, script: str) -> list[str]:
 
 
 def _chat_body(model: str, content: Any) -> str:
+    """The request as indented JSON, one key or item per line (a reviewer reads it; no line runs on).
+    ASCII only: JSON's escapes carry any other character, so the text is printable but for its line
+    breaks and one POSIX single-quoted word holds it (shell_words.quote would write bash's `$'...'`)."""
     body = {"model": model, "messages": [{"role": "user", "content": content}], "max_tokens": MAX_TOKENS}
-    return json.dumps(body, ensure_ascii=False)
+    return shlex.quote(json.dumps(body, indent=2, ensure_ascii=True))
 
 
 def _chat_lines(step: str, body: str, script: str) -> list[str]:
     return [
+        f"body={body}",
         f"call {quote(step)} -X POST -H 'Content-Type: application/json' \\",
-        f'  --data-binary {quote(body)} "${{base_url}}/v1/chat/completions"',
+        '  --data-binary "$body" "${base_url}/v1/chat/completions"',
         f"compact | grep -qF '\"choices\":[{{' || fail {quote(step + ': the answer has no choices')}",
         f'echo "{script}: {step}: ok"',
     ]

@@ -1,8 +1,9 @@
 """The smoke check as a Kubernetes Job, `smoke-job.yaml`: the same smoke.sh, run by `sh -c`.
 
 The image is curlimages/curl (BusyBox sh and curl, no bash), pinned to a tag: smoke.sh is POSIX sh
-for that reason. The script's lines are the Job's `command` arguments, `$` doubled so the kubelet's `$(NAME)`
-expansion leaves them as written; the address is the deployment's Service (client_job.py).
+for that reason. The script is the Job's `sh -c` argument, written as a YAML literal block (one line
+of the script per line of YAML), `$` doubled so the kubelet's `$(NAME)` expansion leaves it as
+written; the address is the deployment's Service (client_job.py).
 """
 
 from __future__ import annotations
@@ -12,13 +13,12 @@ from spark_dsl.targets import client_job, endpoint, smoke, yaml_text
 from spark_dsl.targets.common import Job
 from spark_dsl.targets.kubernetes import escape
 from spark_dsl.targets.registry import Target
+from spark_dsl.targets.yaml_text import BlockText
 
 FILE_NAME = "smoke-job.yaml"
 # curl's official image (github.com/curl/curl-container publishes it as curlimages/curl), a tag
 # Renovate bumped projects to in November 2025 (docs/production.md cites it).
 CURL_IMAGE = "curlimages/curl:8.17.0"
-# `sh -c UNPACK smoke.sh LINE...`: the lines back into a file, then run it.
-UNPACK = escape('script="$(mktemp)"; printf \'%s\\n\' "$@" >"$script"; exec sh "$script"')
 
 
 def render(job: Job) -> str:
@@ -32,9 +32,9 @@ def render(job: Job) -> str:
     container = {
         "name": "smoke",
         "image": CURL_IMAGE,
-        # One argument per line of smoke.sh (a YAML line each, short enough to read and lint),
-        # written back to a file and run: the very script, with no shell quoting in between.
-        "command": ["sh", "-c", UNPACK, smoke.FILE_NAME, *(escape(line) for line in smoke.render(job).splitlines())],
+        # `sh -c SCRIPT smoke.sh`: the very script (its `$0` the file's name), a block of its lines
+        # that reads back exactly, with no shell quoting in between.
+        "command": ["sh", "-c", BlockText(escape(smoke.render(job))), smoke.FILE_NAME],
         "env": env,
     }
     header = job.header(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from spark_dsl.targets import placeholders, yaml_text
-from spark_dsl.targets.common import Job, TargetError, describe_secret, is_vllm
+from spark_dsl.targets.common import Job, TargetError, Verbatim, describe_secret, is_vllm
 from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell_words import command_lines, joined, quote
 
@@ -89,7 +89,7 @@ def render(job: Job) -> str:
     environment = [f"  {name}={quote(value)}" for name, value in launch.env]
     environment += [f"  {name} from {describe_secret(ref)}" for name, ref in launch.secrets]
     header = job.header(
-        f"Run: vllm serve {model} --config {FILE_NAME}",
+        Verbatim(f"Run: vllm serve {model} --config {FILE_NAME}"),  # a command to copy: never wrapped
         "The same launch as one command:",
         *("  " + line for line in joined(command_lines(launch.argv))),
         *(["Environment it needs:", *environment] if environment else []),

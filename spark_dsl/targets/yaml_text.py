@@ -6,8 +6,12 @@ PyYAML's emitter is pure Python and examines every character of every scalar, wh
 most of a build's time; so the documents the targets build (mappings and lists of strings,
 integers, booleans and None) are written here, and PyYAML writes only what this writer does not
 know for certain: a string outside a small safe alphabet (each distinct one once, remembered),
-a float, and any other shape (the whole document). tests/targets/test_yaml_text.py compares both
+a float, and any other shape (the whole document). tests/targets/test_yaml_writer.py compares both
 writers on the committed targets' documents, on hostile values and on generated documents.
+
+`BlockText` marks a string the generator wrote itself (a script, a dashboard's JSON) to be written as a
+literal block scalar (`|`), one line of the text per line of YAML, so a reviewer reads it as text
+and no line runs on; a text a block cannot hold exactly falls back to the quoting rules below.
 """
 
 from __future__ import annotations
@@ -40,6 +44,21 @@ def typed_plain(text: str) -> bool:
     return text in _WORDS or _NUMBER_LIKE.fullmatch(text) is not None
 
 
+class BlockText(str):
+    """A multi-line text to write as a literal block scalar (`|`) where one reads back the same."""
+
+
+def block_fits(text: str) -> bool:
+    """Whether a literal block holds `text` exactly, line for line.
+
+    A block cannot hold a line that ends in a space or tab (PyYAML refuses it: the reader would strip
+    it), a control character (no escapes in a block) or a line break other than `\n` (a reader
+    turns `\r` and NEL into `\n`); such a text, a hostile value's, is quoted instead. A text of one
+    line reads best quoted, as any other value.
+    """
+    return "\n" in text and text.replace("\n", "").isprintable() and " \n" not in text and not text.endswith(" ")
+
+
 def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     # Line breaks and control characters read best, and unambiguously, as double-quoted escapes;
     # text a reader would type is single-quoted, as PyYAML quotes what YAML 1.1 would type.
@@ -47,6 +66,12 @@ def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     if style is None and typed_plain(data):
         style = "'"
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+def _block(dumper: yaml.SafeDumper, data: BlockText) -> yaml.ScalarNode:
+    if block_fits(data):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style="|")
+    return _text(dumper, str(data))
 
 
 # PyYAML is imported on first use, not with this module: `spark check` imports the target modules
@@ -62,6 +87,7 @@ def _dumper() -> type[yaml.SafeDumper]:
             return True
 
     Dumper.add_representer(str, _text)
+    Dumper.add_representer(BlockText, _block)
     return Dumper
 
 
@@ -167,6 +193,26 @@ def _scalar(value: Any) -> str:
     raise _Unknown
 
 
+def _literal(text: BlockText, indent: int) -> str:
+    """A `BlockText` that fits (`block_fits`) as PyYAML writes it, its lines at `indent`: `|`, then `2` when
+    the text starts with a space or a line break (the indentation is not the text's), then `-` when no
+    line break ends it; a text ending in two breaks (PyYAML's `|+` and a `...` after the document)
+    is left to PyYAML."""
+    if text == "\n" or text.endswith("\n\n"):
+        raise _Unknown
+    hints = ("2" if text[0] in " \n" else "") + ("" if text.endswith("\n") else "-")
+    pad = " " * indent
+    lines = text.removesuffix("\n").split("\n")
+    return f"|{hints}\n" + "".join(f"{pad}{line}\n" if line else "\n" for line in lines)
+
+
+def _block_value(value: BlockText, indent: int) -> str:
+    """The text after `key: ` or `- ` of a `BlockText` value whose lines go at `indent`, line break included."""
+    if block_fits(value):
+        return _literal(value, indent)
+    return _scalar(str(value)) + "\n"
+
+
 def _key(value: Any) -> str:
     if type(value) is not str:
         raise _Unknown
@@ -193,6 +239,8 @@ def _mapping(data: dict[Any, Any], indent: int, lead: str, out: list[str]) -> No
         elif kind is list and value:
             out.append(f"{prefix}{written}:\n")
             _sequence(value, indent, pad, out)  # a list in a mapping is not indented
+        elif kind is BlockText:
+            out.append(f"{prefix}{written}: {_block_value(value, indent + 2)}")
         else:
             out.append(f"{prefix}{written}: {_scalar(value)}\n")
         prefix = pad
@@ -211,6 +259,8 @@ def _sequence(items: list[Any], indent: int, lead: str, out: list[str]) -> None:
             _mapping(item, indent + 2, prefix + "- ", out)
         elif kind is list and item:
             _sequence(item, indent + 2, prefix + "- ", out)
+        elif kind is BlockText:
+            out.append(f"{prefix}- {_block_value(item, indent + 2)}")
         else:
             out.append(f"{prefix}- {_scalar(item)}\n")
         prefix = pad

@@ -58,6 +58,8 @@ for name in ("--random-input-len", "--random-output-len", "--max-concurrency", "
     p.add_argument(name, type=int, required=True)
 p.add_argument("--ignore-eos", action="store_true")
 p.add_argument("--save-result", action="store_true")
+# vllm/benchmarks/serve.py (0.33.0), compute_result_filename: the name given, else one from the time.
+p.add_argument("--result-filename", default="openai-chat-infqps-20260101-000000.json")
 # vllm/benchmarks/serve.py (0.33.0): an int, default 0 (no ready check).
 p.add_argument("--ready-check-timeout-sec", type=int, default=0)
 a = p.parse_args(sys.argv[3:])
@@ -77,6 +79,9 @@ with ThreadPoolExecutor(a.max_concurrency) as pool:
     results = list(pool.map(one, range(a.num_prompts)))
 ok = sum(1 for status, done in results if status == 200 and done)
 os.makedirs(a.result_dir, exist_ok=True)
+if a.save_result:  # serve.py:2457, json.dump of the result: one line
+    with open(os.path.join(a.result_dir, a.result_filename), "w") as f:
+        json.dump({"completed": ok, "max_concurrency": a.max_concurrency}, f)
 print(f"Successful requests: {ok}")
 sys.exit(0 if ok == a.num_prompts else 1)
 """
@@ -205,14 +210,46 @@ def test_the_bench_job_validates_strictly_and_runs_bench_shs_argv(tmp_path: Path
         "OPENAI_API_KEY": {"name": "vllm-api-key", "key": "value"},
         "HF_TOKEN": {"name": "hf-token", "key": "value"},
     }
-    argv = [kubernetes_expand(arg, {}) for arg in [*container["command"], *container["args"]]]
-    # bench.sh's argv, with the cluster's address, the model's tokenizer and /tmp for results.
+    command = [kubernetes_expand(arg, {}) for arg in container["command"]]
+    argv = [kubernetes_expand(arg, {}) for arg in container["args"]]
+    # `sh -c SCRIPT bench-job ARG...`: the script runs `vllm "$@"`, the args are bench.sh's argv.
+    assert command[:2] == ["sh", "-c"] and command[3:] == ["bench-job"]
+    # bench.sh's argv, with the cluster's address, the model's tokenizer and a named file in /tmp.
     proc = run(script, tmp_path, "muse-bench.inference.svc", VLLM_API_KEY=KEY, SPARK_API_PORT="8000")
     local = json.loads((tmp_path / "argv.json").read_text())
     assert proc.returncode != 0  # nothing listens there; the argv was recorded first
     results = local.index("--result-dir") + 1
-    assert argv[1:] == [*local[:results], "/tmp/bench-results", *local[results + 1 :]]
+    expected = [*local[:results], "/tmp/bench-results", *local[results + 1 :], "--result-filename", "result.json"]
+    assert argv == expected
     assert argv[argv.index("--model") + 1] == MODEL  # `$` arrives as written: the kubelet's `$$`
+
+
+def test_the_bench_jobs_result_is_in_its_log(tmp_path: Path, openai_stub) -> None:
+    # The pod's /tmp goes with the pod: the Job prints the result file to its log, which
+    # `kubectl logs job/NAME-bench` reads while the Job exists. Run as the kubelet runs it (the
+    # results folder moved from /tmp/bench-results to this test's own).
+    text = SPEC.replace(
+        "  target bench {}\n", '  target kubernetes { namespace = "inference" }\n  target bench-job {}\n'
+    )
+    path = build(tmp_path, text).parent / "bench-job.yaml"
+    assert "        - |\n          set -eu\n" in path.read_text()  # the script as a literal block
+    (job,) = yaml.safe_load_all(path.read_text())
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    results = str(tmp_path / "results")
+    argv = [
+        kubernetes_expand(arg, {}).replace("/tmp/bench-results", results)
+        for arg in [*container["command"], *container["args"]]
+    ]
+    server = openai_stub(MODEL, api_key=KEY)
+    argv[argv.index("--base-url") + 1] = f"http://127.0.0.1:{server.port}"
+    base = {k: val for k, val in os.environ.items() if k not in ("VLLM_API_KEY", "OPENAI_API_KEY")}
+    env = {**base, "PATH": stub_path(tmp_path), "STUB_ARGV": str(tmp_path / "argv.json"), "OPENAI_API_KEY": KEY}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    log = proc.stdout.splitlines()
+    assert "Successful requests: 40" in log
+    marker = log.index("spark-bench-result:")
+    assert json.loads(log[marker + 1]) == {"completed": 40, "max_concurrency": 4}
 
 
 # ---- the Slurm batch job ------------------------------------------------------------------------

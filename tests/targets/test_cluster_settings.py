@@ -129,7 +129,8 @@ def test_kubernetes_stages_weights_and_asks_for_devices_and_resources(
     (router,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-router")]
     (container,) = router["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "registry.example.com/vllm-router:0.1.9"
-    header = path.read_text().split("\n---\n", 1)[0]
+    # The header's lines unwrapped (common.Job.header wraps them at 100 characters).
+    header = " ".join(line.lstrip("# ") for line in path.read_text().split("\n---\n", 1)[0].splitlines())
     assert "vllm-router` (PyPI) from registry.example.com/vllm-router:0.1.9 (runtime.router_image)" in header
     assert "13345 (the decode data-parallel RPC, on its head)" in header
     assert "5601-5602 (the decode NIXL side channel, one per data-parallel rank)" in header

@@ -280,8 +280,12 @@ def test_the_dashboard_is_grafana_json_of_vllm_0_33_names(tmp_path: Path) -> Non
     (board,) = kinds(docs, "ConfigMap")
     assert board["metadata"]["labels"]["grafana_dashboard"] == "1"
     ((name, text),) = board["data"].items()
-    assert name == "muse-pack.json" and " " not in text  # one word: yamllint's long-line rule
+    assert name == "muse-pack.json"
     dashboard = json.loads(text)
+    # Indented JSON, one key or item per line, in a literal block: a change reads as a diff of lines.
+    assert text == json.dumps(dashboard, indent=2) + "\n"
+    manifest = (tmp_path / "out" / "muse-pack" / "kubernetes.yaml").read_text()
+    assert "  muse-pack.json: |\n    {\n" in manifest
     exprs = [panel["targets"][0]["expr"] for panel in dashboard["panels"]]
     assert len(exprs) == 2 * 9  # nine panels per serving pool: prefill, decode
     names = {name for expr in exprs for name in re.findall(r"vllm:[a-z0-9_]+", expr)}

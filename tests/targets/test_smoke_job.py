@@ -212,10 +212,11 @@ def test_the_smoke_jobs_command_runs_the_same_checks(tmp_path: Path, openai_stub
     path, job = smoke_job(tmp_path)
     (container,) = job["spec"]["template"]["spec"]["containers"]
     env = {e["name"]: e.get("value", "") for e in container["env"]}
-    # What the kubelet runs: `$$` back to `$`, then sh -c UNPACK smoke.sh LINE...
+    # What the kubelet runs: `$$` back to `$`, then sh -c SCRIPT smoke.sh, the script a block of its lines.
     argv = [kubernetes_expand(arg, env) for arg in container["command"]]
-    assert argv[:2] == ["sh", "-c"] and argv[3] == "smoke.sh"
-    assert "\n".join(argv[4:]) + "\n" == (path.parent / "smoke.sh").read_text()  # the very script
+    assert argv[:2] == ["sh", "-c"] and argv[3:] == ["smoke.sh"]
+    assert argv[2] == (path.parent / "smoke.sh").read_text()  # the very script
+    assert "        - |\n          #!/bin/sh\n" in path.read_text()  # a literal block, one line per line
     server = openai_stub("muse-spark-vision", api_key=KEY)
     base = {k: val for k, val in os.environ.items() if k not in ("VLLM_API_KEY", "SPARK_API_ADDRESS")}
     proc = subprocess.run(

@@ -112,7 +112,9 @@ def test_slurm_settings_and_container(built) -> None:
     assert "deadline=$((SECONDS + 3600))" in text
     image = "registry.example.com/vllm/vllm-openai:v0.33.0-patched"
     if container == "pyxis":
-        assert f"--container-image={image} --container-mounts=/shared/hf:/root/.cache/huggingface" in text
+        # Each on a line of its own when the step's line runs long (slurm.STEP_WIDTH).
+        assert f"  --container-image={image} \\\n" in text
+        assert "  --container-mounts=/shared/hf:/root/.cache/huggingface \\\n" in text
     elif container == "apptainer":
         assert f"apptainer exec --nv --bind=/shared/hf:/root/.cache/huggingface docker://{image}" in text
         amd = (out / "tuned-amd/job.sbatch").read_text()

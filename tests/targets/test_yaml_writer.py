@@ -146,3 +146,52 @@ def test_a_subclass_is_refused_as_pyyaml_refuses_it() -> None:
             yaml_text._pyyaml(document)
         with pytest.raises(yaml.representer.RepresenterError):
             yaml_text._dump(document)
+
+
+# ---- literal blocks (`yaml_text.BlockText`): scripts and a dashboard's JSON ---------------------
+
+BLOCK_EDGES = [
+    "a\nb\n", "a\nb", " a\nb\n", "\na\n", "a\n\nb\n", "a\n\n", "\n", "#!/bin/sh\nset -eu\n", "- a\n: b\n",
+    "---\n...\n", "{\n  \"k\": 1\n}\n", "é\n漢\n\U0001f600\n", "x" * 300 + "\ny\n",
+    # What a block cannot hold exactly: quoted instead, and read back the same.
+    "a \nb\n", "a\nb ", "a\tb\nc\n", "a\rb\nc\n", "a\x85b\nc\n", "a\u2028b\n", "\ufeffa\nb\n", "a\x1bb\n", "ab", "",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", BLOCK_EDGES, ids=range(len(BLOCK_EDGES)))
+def test_a_block_is_written_as_pyyaml_writes_it_and_reads_back_exactly(text: str) -> None:
+    import yaml
+
+    block = yaml_text.BlockText(text)
+    for document in ({"k": block}, [block], {"a": {"b": [block, {"c": block}]}}, [[block]], {"k": [block]}):
+        written = yaml_text._dump(document)
+        assert written == yaml_text._pyyaml(document)
+        assert yaml.safe_load(written) == yaml.safe_load(yaml_text._pyyaml(_plain(document)))
+    literal = yaml_text._dump({"k": block}).startswith("k: |")
+    assert literal == yaml_text.block_fits(text)
+    # A text of several printable lines, none ending in a space, is a literal block: one line per line.
+    assert literal == ("\n" in text and text.replace("\n", "").isprintable() and " \n" not in text + "\n")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return str(value) if isinstance(value, str) else value
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_generated_blocks_read_back_exactly(seed: int) -> None:
+    import yaml
+
+    rng = random.Random(seed)
+    for _ in range(2000):
+        lines = [
+            "".join(rng.choice(ALPHABET) for _ in range(rng.choice((0, 1, 3, 8)))) for _ in range(rng.randint(1, 4))
+        ]
+        text = "\n".join(lines) + rng.choice(("", "\n", "\n\n"))
+        document = {"k": [yaml_text.BlockText(text), {"s": yaml_text.BlockText(text)}]}
+        written = yaml_text._dump(document)
+        assert written == yaml_text._pyyaml(document), text
+        assert yaml.safe_load(written) == {"k": [text, {"s": text}]}, text
