@@ -65,6 +65,17 @@ class Editor:
         )
         return await self._diagnostics(uri)
 
+    async def close_all(self) -> None:
+        """Closes every document opened here, and returns once the server has read the closes
+        (it answers in order: a request sent after them is answered after they are done)."""
+        for uri in self.versions:
+            self.client.text_document_did_close(
+                types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
+        settle = types.TextDocumentIdentifier(uri="untitled:settle")  # no test opens it: answered null
+        async with asyncio.timeout(30):
+            await self.client.text_document_hover_async(types.HoverParams(text_document=settle, position=at(0, 0)))
+
 
 def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
     """Applies LSP edits (UTF-16 positions) to a text, last first, as a client would."""

@@ -2,6 +2,10 @@
 
 pytest-lsp only speaks well-formed JSON-RPC; the hostile-input tests need to write
 arbitrary bytes to the server's stdin and read whatever comes back on its stdout.
+
+One process serves many tests in turn (conftest.py): `begin` starts a test's view of it
+(its own folder, requests, messages and slice of the log) and `end` closes the documents
+the test opened, so no test sees another's documents, answers or log lines.
 """
 
 from __future__ import annotations
@@ -42,10 +46,15 @@ def _limit_memory() -> None:
 
 
 class RawServer:
-    """A `spark lsp` process, its replies collected by a thread as they arrive."""
+    """A `spark lsp` process, its replies collected by a thread as they arrive.
 
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
+    A shared process (`shared=True`) serves one test after another: its requests are
+    numbered from a million up, so they never take an id a test writes by hand, and the
+    end of a test's session is marked by a request that leaves the server serving."""
+
+    def __init__(self, root: Path, env: dict[str, str], shared: bool = False) -> None:
         self.root = root
+        self.shared = shared
         self.stderr_path = root / "server-stderr.log"
         self._stderr = self.stderr_path.open("wb")
         self.proc = subprocess.Popen(
@@ -57,11 +66,14 @@ class RawServer:
             env=env,
             preexec_fn=_limit_memory,
         )
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(1_000_000 if shared else 1)
         self._inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
         self._unclaimed: list[dict[str, Any]] = []
         self.sent_ids: list[int] = []
+        self.opened: list[str] = []
+        self._log_start = 0
+        self.initialize_reply: dict[str, Any] | None = None
         assert self.proc.stdout is not None
         threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
 
@@ -121,7 +133,19 @@ class RawServer:
         return msg_id
 
     def notify(self, method: str, params: Any) -> None:
+        self._track(method, params)
         self.send(frame({"jsonrpc": "2.0", "method": method, "params": params}))
+
+    def _track(self, method: str, params: Any) -> None:
+        """Notes the documents left open, for `end` to close."""
+        document = params.get("textDocument") if isinstance(params, dict) else None
+        uri = document.get("uri") if isinstance(document, dict) else None
+        if not isinstance(uri, str):
+            return
+        if method == "textDocument/didOpen" and uri not in self.opened:
+            self.opened.append(uri)
+        elif method == "textDocument/didClose" and uri in self.opened:
+            self.opened.remove(uri)
 
     def response(self, msg_id: int | str | None) -> dict[str, Any]:
         """The next response with this id (null: an error about a message without one)."""
@@ -148,6 +172,7 @@ class RawServer:
             },
         )
         self.notify("initialized", {})
+        self.initialize_reply = reply
         return reply
 
     def open(self, name: str, text: str) -> str:
@@ -178,8 +203,43 @@ class RawServer:
 
     # ---- the end -----------------------------------------------------------------------
 
+    def settle(self) -> None:
+        """Returns once every earlier message has been answered: the server reads in order and
+        answers each request before it reads the next. An own server is shut down; a shared
+        one is asked about a document no test opens (answered null, changing nothing)."""
+        if self.shared:
+            reply = self.call("textDocument/hover", position_params("untitled:settle"))
+            assert reply.get("result", "no result") is None, f"the shared server stopped serving: {reply}"
+        else:
+            self.call("shutdown")
+
     def stderr(self) -> str:
-        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+        """The server's log since the test began."""
+        with self.stderr_path.open("rb") as log:
+            log.seek(self._log_start)
+            return log.read().decode("utf-8", errors="replace")
+
+    # ---- one test after another on a shared process ------------------------------------
+
+    def begin(self, root: Path) -> RawServer:
+        """Starts a test's session: its folder, and no message, request or log line before it.
+
+        The peak memory the kernel reports is reset too, to this test's own peak."""
+        self.settle()
+        self.root = root
+        self.seen, self._unclaimed, self.sent_ids, self.opened = [], [], [], []
+        self._log_start = self.stderr_path.stat().st_size
+        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5", encoding="ascii")
+        return self
+
+    def end(self) -> None:
+        """Closes the documents the test left open, so later tests check theirs alone."""
+        for uri in list(self.opened):
+            self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        self.settle()
+
+    def serving(self) -> bool:
+        return self.proc.poll() is None
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -199,9 +259,9 @@ deployment muse {
 """
 
 
-def start_server(root: Path) -> RawServer:
+def start_server(root: Path, shared: bool = False) -> RawServer:
     """A server in `root`, its rule docs cached inside it, not yet initialized."""
-    return RawServer(root, dict(os.environ, XDG_CACHE_HOME=str(root / "cache")))
+    return RawServer(root, dict(os.environ, XDG_CACHE_HOME=str(root / "cache")), shared)
 
 
 _checks = itertools.count()
@@ -220,7 +280,7 @@ def assert_still_serving(server: RawServer, uri: str | None = None) -> None:
 
 def assert_clean_session(server: RawServer, raw_ids: tuple[int | str, ...] = ()) -> None:
     """Every request got exactly one answer, and the log holds no traceback."""
-    server.call("shutdown")  # answered in order: every earlier answer has been sent
+    server.settle()  # answered in order: every earlier answer has been sent
     answers = Counter(m["id"] for m in server.received() if "method" not in m and m.get("id") is not None)
     for msg_id in (*server.sent_ids, *raw_ids):
         assert answers[msg_id] == 1, f"request {msg_id!r} got {answers[msg_id]} answers"

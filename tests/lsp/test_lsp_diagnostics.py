@@ -10,7 +10,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
-pytestmark = pytest.mark.asyncio
+# The tests share one server (conftest.py), whose client runs in the session's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 TYPO = """\
 deployment muse {

@@ -7,7 +7,8 @@ from lsp_editor import Editor, apply_edits, at
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-pytestmark = pytest.mark.asyncio
+# The tests share one server (conftest.py), whose client runs in the session's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 TYPO = """\
 deployment muse {
@@ -42,7 +43,9 @@ async def _complete(editor: Editor, relative: str, line: int, character: int) ->
 # ---- hover --------------------------------------------------------------------------
 
 
-async def test_hover_on_a_key_shows_its_doc_type_and_resolved_value(editor: Editor) -> None:
+async def test_hover_on_a_key_shows_its_doc_type_and_resolved_value(root_editor: Editor) -> None:
+    # File names read relative to the folder the server was opened on.
+    editor = root_editor
     await editor.open("muse.spark")
     text = await _hover(editor, "muse.spark", 5, 4)  # on `checkpoint`
     assert text.startswith("**checkpoint**: which weights")
@@ -56,7 +59,9 @@ async def test_hover_on_an_accelerator_value_shows_the_catalog_entry(editor: Edi
     assert "`b200`: NVIDIA B200, 8 GPUs per node" in text
 
 
-async def test_hover_on_a_deployment_lists_values_with_their_origin(editor: Editor) -> None:
+async def test_hover_on_a_deployment_lists_values_with_their_origin(root_editor: Editor) -> None:
+    # File names read relative to the folder the server was opened on.
+    editor = root_editor
     await editor.open("muse.spark")
     text = await _hover(editor, "muse.spark", 2, 13)  # on `muse-b200`
     assert "profiles: `common`" in text

@@ -7,7 +7,8 @@ import pytest
 from lsp_editor import Editor, at
 from lsprotocol import types
 
-pytestmark = pytest.mark.asyncio
+# The tests share one server (conftest.py), whose client runs in the session's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 MODELS = """model my-llama {
   layers      = 32
@@ -70,7 +71,9 @@ async def test_hover_on_a_model_key_shows_its_doc(editor: Editor) -> None:
     assert result.contents.value.startswith("**kv_heads**: key/value heads")
 
 
-async def test_a_declared_model_name_goes_to_its_declaration_and_hovers_its_facts(editor: Editor) -> None:
+async def test_a_declared_model_name_goes_to_its_declaration_and_hovers_its_facts(root_editor: Editor) -> None:
+    # File names read relative to the folder the server was opened on.
+    editor = root_editor
     await editor.open("models/llama.spark", MODELS)
     text = 'import "models/llama.spark"\ndeployment d {\n  model       = my-llama\n  accelerator = h100\n}\n'
     await editor.open("c.spark", text)

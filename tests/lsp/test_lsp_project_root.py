@@ -13,7 +13,8 @@ from lsp_editor import Editor
 from spark_dsl.lsp.documents import project_root
 from spark_dsl.project import Projects
 
-pytestmark = pytest.mark.asyncio
+# The tests share one server (conftest.py), whose client runs in the session's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 SPEC = "deploy/specs/amd/mi355x.spark"
 
@@ -31,7 +32,7 @@ SPEC = "deploy/specs/amd/mi355x.spark"
 async def test_editor_and_command_line_agree_on_the_root(
     editor: Editor, workspace: Path, marker: dict[str, str], codes: list[str]
 ) -> None:
-    # The editor has `workspace` open, above every marker: the server must not use it as the root.
+    # The editor has a folder open above `workspace` and every marker: the server must not use it as the root.
     amd = amd_repository(workspace, marker)
     in_editor = sorted(str(d.code) for d in await editor.open(SPEC))
     r = spark("check", "mi355x.spark", "--format", "json", cwd=amd)

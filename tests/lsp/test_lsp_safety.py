@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from raw_lsp import RawServer, assert_clean_session, assert_still_serving, start_server
+from raw_lsp import RawServer, assert_clean_session, assert_still_serving
 
 from spark_dsl.format import format_text
 
@@ -95,24 +95,29 @@ def test_a_safe_fix_is_preferred_and_keeps_its_title(project: RawServer) -> None
     assert_clean_session(project)
 
 
-def test_the_server_offers_fix_all(tmp_path: Path) -> None:
-    started = start_server(tmp_path)
-    try:
-        kinds = started.initialize()["result"]["capabilities"]["codeActionProvider"]["codeActionKinds"]
-        assert kinds == ["quickfix", "source.fixAll.spark"]
-        assert_clean_session(started)
-    finally:
-        started.close()
+def test_the_server_offers_fix_all(server: RawServer) -> None:
+    assert server.initialize_reply is not None  # its answer to the initialize RawServer.initialize sends
+    kinds = server.initialize_reply["result"]["capabilities"]["codeActionProvider"]["codeActionKinds"]
+    assert kinds == ["quickfix", "source.fixAll.spark"]
+    assert_clean_session(server)
+
+
+@pytest.fixture(scope="module")
+def fixed_by_spark_check(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """What `spark check --fix` writes for FIXABLE: run once, for every `only` below."""
+    return _spark_check_fix(tmp_path_factory.mktemp("fix") / "cli", "fixable.spark", FIXABLE)
 
 
 @pytest.mark.parametrize("only", [["source.fixAll"], ["source.fixAll.spark"], ["source"]])
-def test_fix_all_writes_what_spark_check_fix_writes(project: RawServer, tmp_path: Path, only: list[str]) -> None:
+def test_fix_all_writes_what_spark_check_fix_writes(
+    project: RawServer, fixed_by_spark_check: str, only: list[str]
+) -> None:
     uri = project.open("fixable.spark", FIXABLE)
     project.diagnostics(uri)
     (action,) = _code_actions(project, uri, [], only=only)
     assert action["kind"] == "source.fixAll.spark"
     fixed = _apply(FIXABLE, action["edit"]["changes"][uri])
-    expected = _spark_check_fix(tmp_path / "cli", "fixable.spark", FIXABLE)
+    expected = fixed_by_spark_check
     assert fixed == expected
     # Both safe fixes, over two rounds; the unsafe guess stays as the user wrote it.
     assert "checkpoint  = nvfp4" in fixed and "accelerator = b200" in fixed and "flashinfr" in fixed

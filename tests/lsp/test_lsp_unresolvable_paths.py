@@ -13,7 +13,11 @@ import pytest
 from raw_lsp import TYPO, RawServer, assert_clean_session, assert_still_serving, position_params
 
 
-def test_a_document_behind_a_symlink_loop_is_reported_and_spoils_no_other(server: RawServer, tmp_path: Path) -> None:
+def test_a_document_behind_a_symlink_loop_is_reported_and_spoils_no_other(
+    own_server: RawServer, tmp_path: Path
+) -> None:
+    # Its own server, opened on `tmp_path`: the message names the file relative to that folder.
+    server = own_server
     (tmp_path / "loop.spark").symlink_to("loop.spark")
     uri = server.open("loop.spark", TYPO)
     # The path cannot be resolved, so the check reads the path and says why it cannot.
