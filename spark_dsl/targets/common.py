@@ -110,11 +110,6 @@ def wrapped(line: str, verbatim: bool = False, width: int = HEADER_WIDTH) -> lis
     return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
-def secret_sources(launch: Launch) -> list[tuple[str, SecretRef]]:
-    """(variable the process reads, reference it comes from), in the launch's order."""
-    return list(launch.secrets)
-
-
 def describe_secret(ref: SecretRef) -> str:
     if ref.kind == "env":
         return f"the environment variable {ref.name}"

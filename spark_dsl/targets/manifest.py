@@ -62,12 +62,6 @@ class Entry(Struct, frozen=True):
         """Every content the folder may hold and still be spark's own."""
         return [s for s in (self.files, self.previous) if s is not None]
 
-    def document(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"name": self.name, "source": self.source, "files": self.files}
-        if self.previous is not None:
-            doc["previous"] = self.previous
-        return doc
-
 
 class Manifest(Struct):
     """What an output folder's manifest says; `text` is its exact content (None: there is none)."""
@@ -114,21 +108,12 @@ def render(entries: list[Entry]) -> str:
     """The manifest's text: entries sorted by name, stable bytes for equal inputs.
 
     The text is `json.dumps(document, indent=2, ensure_ascii=False)` of the version-2 document
-    (`render_reference`), written here entry by entry: `json.dumps` with an indent runs the
-    pure-Python encoder, whose pieces for 10,000 entries (about 7 million small strings) were most
-    of a build's peak memory and a good part of its writing time.
+    (tests/targets/test_manifest_text.py holds that reference), written here entry by entry:
+    `json.dumps` with an indent runs the pure-Python encoder, whose pieces for 10,000 entries
+    (about 7 million small strings) were most of a build's peak memory and a good part of its
+    writing time.
     """
     return str(Pieces(entries))
-
-
-def render_reference(entries: list[Entry]) -> str:
-    """`render` through `json.dumps`: the definition `render` must match byte for byte (tests)."""
-    doc = {
-        "generator": "spark build",
-        "version": VERSION,
-        "deployments": [e.document() for e in sorted(entries, key=lambda e: e.name)],
-    }
-    return _escape_surrogates(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
 _SURROGATE = re.compile("[\udc80-\udcff]")

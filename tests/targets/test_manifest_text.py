@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
+from typing import Any
 
 import pytest
 
-from spark_dsl.targets.manifest import Entry, read, render, render_reference
+from spark_dsl.targets.manifest import VERSION, Entry, read, render
 
 HASH = "0123456789abcdef" * 4
 # Every kind of character a recorded source can hold: quotes, backslashes, control characters,
@@ -26,6 +28,23 @@ CASES = {
     ],
     "awkward sources": [Entry(f"d{i}", f"x{c}y.spark", {"serve.sh": HASH}) for i, c in enumerate(AWKWARD)],
 }
+
+
+def render_reference(entries: list[Entry]) -> str:
+    """`render` through `json.dumps`: the definition `render` must match byte for byte."""
+
+    def document(entry: Entry) -> dict[str, Any]:
+        doc: dict[str, Any] = {"name": entry.name, "source": entry.source, "files": entry.files}
+        if entry.previous is not None:
+            doc["previous"] = entry.previous
+        return doc
+
+    deployments = [document(e) for e in sorted(entries, key=lambda e: e.name)]
+    text = json.dumps(
+        {"generator": "spark build", "version": VERSION, "deployments": deployments}, indent=2, ensure_ascii=False
+    )
+    # A spec name that is not UTF-8 carries its bytes as lone surrogates: written as JSON escapes.
+    return re.sub("[\udc80-\udcff]", lambda m: f"\\u{ord(m.group()):04x}", text + "\n")
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
