@@ -11,13 +11,7 @@ child process and reads its peak resident memory from a watcher process of its o
 Each must finish in under 10 s of CPU time (the CLI fuzz test's budget per run; CPU time, since
 the wall clock on a machine busy with other work says more about the machine) and 500 MB.
 
-Measured on the 2-core development machine while other test runs kept it busy (load 4 to 6),
-text / JSON: before the token limit and the fixes, `a=1` lines (1 MiB) 27 s / 29 s, 530 MB /
-1.5 GB; `extends a,a,...` on one line (1 MiB) over 60 s and 18 GB / 81 s, 1.7 GB; 4,000 unknown
-parents in a scope of 2,000 profiles 37 s (JSON); 50,000 distinct unknown options over 120 s; a
-9 MB string 14 s and 3.5 GB; an 8 MB quantity 9 s (check), 47 s and 1.2 GB (fmt). After: every
-shape under 3.6 s of CPU and 375 MB (wall clock 1 to 23 s at load 7 on 2 cores), the 9 MB string
-and 8 MB quantity under 0.5 s and 65 MB.
+benchmarks/README.md has what each shape cost before the token limit and the fixes, and after.
 """
 
 from __future__ import annotations

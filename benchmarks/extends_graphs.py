@@ -14,14 +14,8 @@ of its own, so one measurement never inherits another's peak. Run:
 
     python benchmarks/extends_graphs.py [--ladder 40] [--chain 400] [--runs 3]
 
-Measured on the 2-core development machine (wall time of the whole command, startup
-included, and peak RSS). Before resolution was memoised per profile (8dcbf49): diamond
-ladder of 40 profiles 0.91 s / 153 MB, of 46 profiles 4.4 s / 553 MB; two-wide ladder
-of 40 profiles 25.3 s / 3,785 MB (34 profiles: 2.4 s / 494 MB); chain of 400 profiles
-12.1 s / 257 MB, of 500 a RecursionError. After, with the machine under load from other
-test runs: diamond ladder of 40 0.17 s / 26 MB, two-wide ladder of 40 0.17 s / 26 MB,
-chain of 400 0.18 s / 28 MB; both ladders of 400 0.19 s / 28 MB, chain of 1,000 (the
-limit) 0.23 s / 34 MB.
+benchmarks/README.md has what each graph cost before resolution was memoised per profile,
+and after.
 """
 
 from __future__ import annotations

@@ -193,8 +193,8 @@ def growth_row(small: Path, small_runs: dict[str, Child], large_count: int, larg
 
 def machine_speed() -> float:
     """Milliseconds for a fixed piece of pure Python (median of 5), so that runs on different days
-    can be told apart by the machine's speed: the throughput and LSP rows are absolute, and this
-    2-core machine has run the same code 2.5 times slower on one day than on another."""
+    can be told apart by the machine's speed: the throughput and LSP rows are absolute, and the
+    same machine's speed differs from day to day (benchmarks/README.md)."""
 
     def work() -> int:
         table: dict[str, int] = {}
