@@ -102,6 +102,7 @@ async def test_completion_inside_a_block_offers_that_blocks_keys(editor: Editor)
         "served_model_name",
         "api_key",
         "ready_timeout",
+        "drain",
         "extra_args",
         "env",
     }
