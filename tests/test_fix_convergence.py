@@ -62,6 +62,7 @@ NO_SINGLE_EDIT: dict[str, tuple[str, str | tuple[str, ...]]] = {
     "SPK516": ("the token's secret must be stored on the cluster first, under a name the operator picks", ""),
     "SPK547": ("the router image is built and pushed by the operator first", ""),
     "SPK548": ("whether the router's port is private is the operator's to make so", ""),
+    "SPK560": ("which network joins the nodes (InfiniBand, RoCE, EFA or TCP) is the cluster's to name", ""),
     "SPK901": ("the secret must be stored outside the spec first", ""),
     "SPK908": ("the cache must move to a path without `,` and `:` on the cluster first", ""),
 }

@@ -52,7 +52,7 @@ def test_serve_runtime_and_target_settings_are_shown_with_their_origin(spark: Ca
     assert shown["runtime.shm_size"] == ("64GiB", "profile team (specs/profiles/team.spark:10:16)")
     assert shown["runtime.image"] == ("vllm/vllm-openai:v0.33.0", "recipe default (vLLM's image for nvidia)")
     assert shown["weights.download"] == ("false", "default")
-    assert shown["target.slurm.time"] == ("12h", "user (specs/nvidia/b200-data-parallel-2-nodes.spark:19:17)")
+    assert shown["target.slurm.time"] == ("12h", "user (specs/nvidia/b200-data-parallel-2-nodes.spark:24:17)")
     # The ready budget: 600 s + 543.6 GB (NVFP4 and its draft) read at 0.5 GB/s and fetched at 0.25 GB/s.
     assert shown["serve.ready_timeout"] == ("1h4m22s", "default: estimated from the checkpoint's size")
     assert shown["target.slurm.ready_timeout"] == ("1h4m22s", "default: the ready budget (serve.ready_timeout)")

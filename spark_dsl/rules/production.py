@@ -27,8 +27,8 @@ from spark_dsl.targets import kubernetes_budget as budget
 from spark_dsl.targets.pack_values import EFFECTS, LB_MODES, STATS_OFF
 from spark_dsl.values import Setting
 
-# Two B200 nodes per replica (16 GPUs), as the budget fixtures use.
-_TWO_NODES = "nodes       = 2\nparallel    = dp(2) + tp + ep\n"
+# Two B200 nodes per replica (16 GPUs) joined by InfiniBand (SPK560), as the budget fixtures use.
+_TWO_NODES = "nodes       = 2\nparallel    = dp(2) + tp + ep\nruntime {\n  fabric = infiniband\n}\n"
 _K8S = _TWO_NODES + "target kubernetes {\n  gpu_budget = 48\n"
 
 

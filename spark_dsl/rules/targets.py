@@ -77,7 +77,7 @@ _FORCED_TOO = [f"`-t {k}`" for k in _SINGLE_HOST[1:]]
     basis="TARGETS.md: Compose runs one service per launch on a single host, and `vllm serve "
     "--config` holds one node's launch; more than one node is an SPK5xx error for both.",
     failing="nodes    = 2\nparallel = dp(2) + tp + ep\ntarget compose {}",
-    fixed="nodes    = 2\nparallel = dp(2) + tp + ep\ntarget slurm {}",
+    fixed="nodes    = 2\nparallel = dp(2) + tp + ep\nruntime {\n  fabric = infiniband\n}\ntarget slurm {}",
 )
 def single_host_target(plan: Plan) -> Iterator[Finding]:
     if plan.total_nodes <= 1:
