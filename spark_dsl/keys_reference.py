@@ -85,7 +85,11 @@ USED_BY: dict[str, Use] = {
         ("shell", "compose", "slurm"), "the host folder of the model cache (mounted, or `HF_HOME` on the host)"
     ),
     "runtime.shm_size": Use(("compose", "kubernetes"), "the container's shared memory"),
-    "runtime.fabric": Use(ALL_TARGETS, "the launches' NCCL/libfabric environment; Kubernetes: RDMA devices, IPC_LOCK"),
+    "runtime.fabric": Use(
+        ALL_TARGETS,
+        "the launches' NCCL/libfabric environment and NIXL backend; Kubernetes: RDMA devices, IPC_LOCK "
+        "(EFA: huge pages, the image's entrypoint); Slurm: the locked-memory check",
+    ),
     "runtime.router_image": Use(("kubernetes",), "the P/D router's image (Slurm: with `container`)"),
     "runtime.host_memory": Use(
         ALL_TARGETS,

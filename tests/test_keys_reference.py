@@ -72,6 +72,7 @@ BASES["cpu"] = [
 # The download step on (for its budget) and an RDMA fabric (for the device resource's name).
 BASES["staged"] = [*BASES["single"][:2], "weights { download = true }", *BASES["single"][2:]]
 BASES["rdma"] = [*BASES["single"][:2], "runtime { fabric = infiniband }", *BASES["single"][2:]]
+BASES["efa"] = [*BASES["single"][:2], "runtime { fabric = efa }", *BASES["single"][2:]]
 
 # For each key: the base and the lines that set it to something other than its default.
 SAMPLES: dict[str, tuple[str, list[str]]] = {
@@ -155,6 +156,7 @@ SAMPLES: dict[str, tuple[str, list[str]]] = {
     "target.kubernetes.memory": ("single", ["target kubernetes { memory = 256GiB }"]),
     "target.kubernetes.rdma_resource": ("rdma", ['target kubernetes { rdma_resource = "rdma/ib" }']),
     "target.kubernetes.rdma_devices": ("rdma", ["target kubernetes { rdma_devices = 32 }"]),
+    "target.kubernetes.hugepages": ("efa", ["target kubernetes { hugepages = 1GiB }"]),
     "target.kubernetes.node_selector": ("single", ['target kubernetes { node_selector { pool = "gpu" } }']),
     "target.kubernetes.labels": ("single", ['target kubernetes { labels { team = "ml" } }']),
     "target.kubernetes.annotations": ("single", ['target kubernetes { annotations { note = "x" } }']),

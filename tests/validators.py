@@ -44,6 +44,7 @@ LWS_SCHEMA = TESTS_DIR / "data" / "lws" / "leaderworkerset-v1.schema.json"
 LWS_MINIMUM_VERSION = "v0.6.0"
 LWS_MINIMUM_SCHEMA = TESTS_DIR / "data" / "lws" / f"leaderworkerset-{LWS_MINIMUM_VERSION}.schema.json"
 STUBS_DIR = TESTS_DIR / "stubs"
+UNLIMITED_MEMLOCK = STUBS_DIR / "unlimited-memlock.bash"
 KUBERNETES_VERSION = "1.32"
 LWS_GROUP = "leaderworkerset.x-k8s.io"
 # Custom resources checked strictly against a vendored CRD schema (made by tests/crd_schemas.py;
@@ -402,6 +403,8 @@ def stub_env(record_dir: str | os.PathLike, base: Mapping[str, str] | None = Non
     env = dict(os.environ if base is None else base)
     env["PATH"] = f"{STUBS_DIR}{os.pathsep}{env.get('PATH', os.defpath)}"
     env["SPARK_STUB_RECORD_DIR"] = str(record_dir)
+    # A node set up for RDMA: `ulimit -l` answers unlimited (tests/stubs/unlimited-memlock.bash).
+    env["BASH_ENV"] = str(UNLIMITED_MEMLOCK)
     env.update(extra)
     return env
 

@@ -283,8 +283,13 @@ def _rdma_or_efa(plan: Plan, _block: Block) -> bool:
     return _fabric(plan) in ("infiniband", "roce", "efa")
 
 
+def _efa(plan: Plan, _block: Block) -> bool:
+    return _fabric(plan) == "efa"
+
+
 # Defaults shown only where they take effect: the claim's size and class with `pvc(...)`, the
-# RDMA resource with an InfiniBand or RoCE fabric, the device count with any RDMA fabric.
+# RDMA resource with an InfiniBand or RoCE fabric, the device count with any RDMA fabric, the huge
+# pages with EFA.
 def _on_host(plan: Plan, _block: Block) -> bool:
     return plan.accelerator.on_host
 
@@ -296,4 +301,5 @@ _APPLIES: dict[str, Callable[[Plan, Block], bool]] = {
     "target.kubernetes.storage_class": _claim,
     "target.kubernetes.rdma_resource": _rdma,
     "target.kubernetes.rdma_devices": _rdma_or_efa,
+    "target.kubernetes.hugepages": _efa,
 }

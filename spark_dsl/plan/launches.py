@@ -8,7 +8,7 @@ from spark_dsl import catalog
 from spark_dsl.plan import host_cpus, template
 from spark_dsl.plan.capacity import kv_cache_bytes
 from spark_dsl.plan.drain import drain_budget
-from spark_dsl.plan.managed import ENGINE_READY_ENV, FABRIC_ENV
+from spark_dsl.plan.managed import ENGINE_READY_ENV, FABRIC_ENV, NIXL_BACKENDS
 from spark_dsl.plan.model import Launch, Plan, Pool
 from spark_dsl.plan.template import Template, placeholder
 from spark_dsl.plan.weights import model_id as model_id
@@ -117,7 +117,7 @@ class LaunchBuilder:
         argv += self._modalities()
         argv += self._speculative(plan.value("speculative"))
         if pool.role in KV_ROLES:
-            argv += ["--kv-transfer-config", _json({"kv_connector": "NixlConnector", "kv_role": KV_ROLES[pool.role]})]
+            argv += ["--kv-transfer-config", _json(self._kv_transfer(pool))]
         argv += ["--shutdown-timeout", self.drain_seconds]  # headless too: vllm/entrypoints/cli/serve.py:263
         argv += list(self.serve.value("extra_args") or ())
         return Launch(
@@ -130,6 +130,17 @@ class LaunchBuilder:
             api_server=not headless,
             ranks=tuple(ranks.items()),
         )
+
+    def _kv_transfer(self, pool: Pool) -> dict[str, object]:
+        """NixlConnector's config. NIXL's transport is UCX unless `kv_connector_extra_config.backends`
+        names another (vLLM 0.33.0, `nixl/base_worker.py`:624-626, default ["UCX"]); UCX has no EFA
+        transport, and vLLM's NixlConnector guide selects LIBFABRIC for it, which NIXL's libfabric
+        backend runs over the `efa` provider (docs/targets.md, "Fabric")."""
+        config: dict[str, object] = {"kv_connector": "NixlConnector", "kv_role": KV_ROLES[pool.role]}
+        backends = NIXL_BACKENDS.get(self.runtime.value("fabric") or "")
+        if backends:
+            config["kv_connector_extra_config"] = {"backends": list(backends)}
+        return config
 
     def _data_parallel(self, pool: Pool, offset: int, headless: bool, ranks: dict[str, str]) -> list[str]:
         if pool.dp is None:

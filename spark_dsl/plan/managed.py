@@ -19,6 +19,13 @@ FABRIC_ENV = {
     "efa": {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"},
 }
 
+# `runtime.fabric` -> NIXL's transport backends for the KV transfer (NixlConnector's
+# `kv_connector_extra_config.backends`; vLLM 0.33.0 reads it at `nixl/base_worker.py`:624-626 and
+# `nixl/connector.py`:374, default ["UCX"]). UCX has no EFA transport: vLLM's NixlConnector guide
+# (docs/features/nixl_connector_usage.md, "Selecting a NIXL transport backend") selects LIBFABRIC,
+# and NIXL's libfabric backend is the one for AWS EFA (NIXL user guide, "Libfabric").
+NIXL_BACKENDS = {"efa": ("LIBFABRIC",)}
+
 # Flags the compiler manages; `serve.extra_args` may not set them under any alias (SPK902
 # matches them by vLLM's destination, so `-tp`, `-sc` or `--device-memory-utilization` count too).
 MANAGED_FLAGS = (

@@ -253,8 +253,7 @@ class Manifest:
         container: dict[str, Any] = {
             "name": "vllm" if vllm else launch.role,
             "image": self.job.image if vllm else self.job.router_image,
-            "command": [escape(launch.argv[0])],
-            "args": args,
+            **_program(launch, args, vllm and pod_resources.keeps_entrypoint(self.job)),
         }
         if launch.port is not None:
             container["ports"] = [{"name": "http", "containerPort": launch.port}]
@@ -325,6 +324,17 @@ class Manifest:
         raise TargetError(f"the router has no value for ${{{name}}}")
 
 
+def _program(launch: Launch, args: list[str], entrypoint: bool) -> dict[str, Any]:
+    """`command` and `args`, or with `entrypoint` only the arguments after the words the image's
+    ENTRYPOINT supplies (`vllm serve`), so that entrypoint runs (docs/targets.md, "Fabric")."""
+    if entrypoint:
+        words = len(pod_resources.IMAGE_ENTRYPOINT)
+        if launch.argv[:words] != pod_resources.IMAGE_ENTRYPOINT:
+            raise TargetError(f"the {launch.role} launch does not start with the image's entrypoint")
+        return {"args": args[words - 1 :]}  # `args` is the argv after its first word
+    return {"command": [escape(launch.argv[0])], "args": args}
+
+
 def probes(startup_failures: int) -> dict[str, Any]:
     check = {"path": "/health", "port": "http"}
     return {
@@ -375,6 +385,7 @@ def render(job: Job) -> str:
             if job.plan.disaggregated
             else []
         ),
+        *pod_resources.entrypoint_lines(job),
         *ports.header_lines(job.plan, job.launches, "pods"),
         *kubernetes_scaling.header_lines(objects),
     )
@@ -434,6 +445,14 @@ TARGET = Target(
             "RDMA device-plugin resources each vLLM pod requests (`fabric = infiniband`, `roce` or `efa`)",
             default="one per GPU",
             minimum=1,
+        ),
+        KeySpec(
+            "hugepages",
+            Kind.SIZE,
+            "2 MiB huge pages (`hugepages-2Mi`) each vLLM pod requests with `fabric = efa`; 0 asks for none",
+            default="5120MiB, as AWS's EKS EFA example (see docs/targets.md, Fabric)",
+            fallback=pod_resources.HUGEPAGES_DEFAULT,
+            minimum=0,
         ),
         kubernetes_budget.BUDGET,
         *kubernetes_scheduling.KEYS,

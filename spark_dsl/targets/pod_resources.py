@@ -25,6 +25,19 @@ ROUTER_REQUESTS = {"cpu": 1, "memory": "2Gi"}
 # Mellanox's k8s-rdma-shared-dev-plugin document (`rdma/rdma_shared_device_a`).
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 RDMA_FABRICS = ("infiniband", "roce", "efa")
+# EFA's libfabric provider takes its internal buffers from the huge-page pool by default
+# (ofiwg/libfabric issue #9739), which a pod reaches only by requesting `hugepages-2Mi` (Kubernetes,
+# "Manage HugePages": requests equal to limits, with a CPU or memory request beside them). AWS's
+# EKS EFA example asks for 5120Mi next to `vpc.amazonaws.com/efa`
+# (aws-samples/awsome-distributed-training, micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml);
+# the amount is the node's, so it is the `hugepages` setting (docs/targets.md, "Fabric").
+HUGEPAGES_RESOURCE = "hugepages-2Mi"
+HUGEPAGE = 2 << 20
+HUGEPAGES_DEFAULT = 5120 << 20
+# vLLM's image runs `vllm serve` as its ENTRYPOINT (vllm-project/vllm, docker/Dockerfile, the
+# `vllm-openai` stage); a container that sets `command` replaces it (Kubernetes, "Define a Command
+# and Arguments for a Container").
+IMAGE_ENTRYPOINT = ("vllm", "serve")
 PERIOD_SECONDS = 10
 
 
@@ -59,6 +72,33 @@ def devices(job: Job) -> dict[str, int]:
     return {}
 
 
+def hugepages(job: Job) -> dict[str, str]:
+    """`hugepages-2Mi` of a vLLM pod on EFA: the `hugepages` setting, rounded up to whole 2 MiB
+    pages (a quantity the kubelet can hand out), and none when it is 0."""
+    if fabric(job) != "efa":
+        return {}
+    size = int(job.setting("hugepages"))
+    pages = math.ceil(size / HUGEPAGE)
+    return {HUGEPAGES_RESOURCE: f"{pages * HUGEPAGE >> 20}Mi"} if pages else {}
+
+
+def keeps_entrypoint(job: Job) -> bool:
+    """Whether the vLLM containers give only `args` and keep the image's ENTRYPOINT: on EFA, where an
+    image's entrypoint may be what sets up libfabric and aws-ofi-nccl before `vllm serve` runs."""
+    return fabric(job) == "efa"
+
+
+def entrypoint_lines(job: Job) -> list[str]:
+    """The header's note on EFA's containers, which name no program of their own."""
+    if not keeps_entrypoint(job):
+        return []
+    words = " ".join(IMAGE_ENTRYPOINT)
+    return [
+        f"fabric = efa: the vLLM containers give only arguments, so the image's ENTRYPOINT runs them"
+        f" (`{words}` in vLLM's image); an EFA image's entrypoint must end in `{words}` too."
+    ]
+
+
 def security_context(job: Job) -> dict[str, Any] | None:
     """RDMA registers (pins) memory, which needs CAP_IPC_LOCK in the container."""
     if fabric(job) in RDMA_FABRICS:
@@ -82,8 +122,14 @@ def vllm_resources(job: Job, gpu_resource: str | None) -> dict[str, Any]:
     storage = job.setting("ephemeral_storage")
     if storage is None:
         storage = emptydir_size(staged) if cache_volume(job).kind == "emptydir" else SMALL_EPHEMERAL_STORAGE
-    limits = {**({gpu_resource: job.gpus} if gpu_resource else {}), **devices(job)}
-    requests = {"cpu": int(cpu), "memory": quantity(int(memory)), "ephemeral-storage": quantity(int(storage))}
+    pages = hugepages(job)  # in both: Kubernetes requires a huge-page request equal to its limit
+    limits = {**({gpu_resource: job.gpus} if gpu_resource else {}), **devices(job), **pages}
+    requests = {
+        "cpu": int(cpu),
+        "memory": quantity(int(memory)),
+        "ephemeral-storage": quantity(int(storage)),
+        **pages,
+    }
     return {"limits": limits, "requests": requests} if limits else {"requests": requests}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from spark_dsl.plan import drain, weights
 from spark_dsl.plan.model import Launch, Pool
 from spark_dsl.schema import KeySpec, Kind
-from spark_dsl.targets import node_address, placeholders, ports, sbatch_options, staging
+from spark_dsl.targets import node_address, placeholders, ports, sbatch_options, slurm_node, staging
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, api_launches, is_vllm
 from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell import program_check, secret_checks
@@ -69,7 +69,9 @@ def render(job: Job) -> str:
         "",
         *secret_checks(job.launches),
         *_program_checks(job),
+        *slurm_node.memlock_check(job),
         *_addresses(job),
+        *slurm_node.import_step(job),
         *_download(job),
         "",
         *_node_cpus(job),
@@ -218,6 +220,8 @@ def _container(job: Job, image: str | None = None) -> tuple[list[str], list[str]
         options = [f"--container-image={quote(image)}"]
         if cache:
             options.append(f"--container-mounts={quote(f'{cache}:{MODEL_CACHE}')}")
+        # One container per node and image, imported once (slurm_node.import_step) and reused.
+        options.append(f"--container-name={slurm_node.container_name(job, image)}")
         return options, []
     if kind == "apptainer":
         flag = job.runtime_facts.apptainer_flag  # None: no GPU to reach (vLLM's CPU backend)

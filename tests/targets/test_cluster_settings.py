@@ -83,7 +83,12 @@ def pods(docs: list[dict]) -> list[dict]:
     [
         ("infiniband", {"rdma/rdma_shared_device_a": 8}, {}),
         ("roce", {"rdma/rdma_shared_device_a": 8}, {}),
-        ("efa", {"vpc.amazonaws.com/efa": 8}, {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}),
+        # EFA also asks for AWS's 5120Mi of 2 MiB huge pages (the `hugepages` setting's default).
+        (
+            "efa",
+            {"vpc.amazonaws.com/efa": 8, "hugepages-2Mi": "5120Mi"},
+            {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"},
+        ),
         ("tcp", {}, {"NCCL_IB_DISABLE": "1"}),
     ],
 )
@@ -107,7 +112,14 @@ def test_kubernetes_stages_weights_and_asks_for_devices_and_resources(
     for pod in servers:
         (container,) = pod["containers"]
         assert container["resources"]["limits"] == {"nvidia.com/gpu": 8, **devices}
-        assert container["resources"]["requests"] == {"cpu": 48, "memory": "256Gi", "ephemeral-storage": "50Gi"}
+        # Kubernetes takes huge pages only with a request equal to the limit.
+        pages = {name: count for name, count in devices.items() if name.startswith("hugepages-")}
+        assert container["resources"]["requests"] == {
+            "cpu": 48,
+            "memory": "256Gi",
+            "ephemeral-storage": "50Gi",
+            **pages,
+        }
         if devices:
             assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
         else:
@@ -145,7 +157,8 @@ def test_kubernetes_asks_for_as_many_rdma_devices_as_the_node_has(tmp_path: Path
     servers = [p for p in pods(v.load_yaml_documents(path)) if p["containers"][0]["name"] == "vllm"]
     assert len(servers) == 3
     for pod in servers:
-        assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
+        limits = pod["containers"][0]["resources"]["limits"]
+        assert limits == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32, "hugepages-2Mi": "5120Mi"}
 
 
 def test_slurm_and_shell_carry_the_fabric_environment_and_the_shared_cache(tmp_path: Path) -> None:

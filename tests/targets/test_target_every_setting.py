@@ -360,6 +360,7 @@ def run_recorded(
         "PATH": f"{stubs(folder)}:{os.environ['PATH']}",
         "LC_ALL": "C",
         "SPARK_TEST_RECORDS": str(records),
+        "BASH_ENV": str(v.UNLIMITED_MEMLOCK),  # `ulimit -l` as an RDMA node answers it (every-pd)
         **secrets,
         **(extra or {}),
     }
@@ -618,7 +619,8 @@ def test_serve_sh_passes_every_byte_under_the_c_locale(every: Every) -> None:
 
 @pytest.mark.parametrize("name", ["every", "every-apptainer", "every-host"])
 def test_job_sbatch_passes_every_byte_to_srun(every: Every, name: str) -> None:
-    (record,) = every.run(name, "slurm").argvs
+    # The launch's step; under pyxis one step before it imports the image (`... true`).
+    (record,) = [argv for argv in every.run(name, "slurm").argvs if argv[-1] != b"true"]
     launch, val = every.launch(name), every.values
     cache, image = val["runtime.model_cache"], val["runtime.image"]
     if name == "every":

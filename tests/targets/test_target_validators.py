@@ -121,6 +121,15 @@ def test_leaderworkerset_fields(path: Path, plans) -> None:
         assert "ports" not in worker and "readinessProbe" not in worker  # headless: no HTTP
 
 
+# What a fabric adds to a vLLM pod's limits (docs/targets.md, "Fabric"): its RDMA devices, one per
+# GPU (None), and on EFA AWS's 5120Mi of 2 MiB huge pages.
+FABRIC_LIMITS: dict[str, dict[str, int | str | None]] = {
+    "infiniband": {"rdma/rdma_shared_device_a": None},
+    "roce": {"rdma/rdma_shared_device_a": None},
+    "efa": {"vpc.amazonaws.com/efa": None, "hugepages-2Mi": "5120Mi"},
+}
+
+
 @pytest.mark.parametrize("path", committed("*/kubernetes.yaml"), ids=ids)
 def test_every_pod_has_gpus_shm_probes_and_secret_references(path: Path, plans) -> None:
     plan = plans[path.parent.name].plan
@@ -139,13 +148,16 @@ def test_every_pod_has_gpus_shm_probes_and_secret_references(path: Path, plans) 
             pod = template["spec"]
             (container,) = pod["containers"]
             assert pod.get("nodeSelector", {}) == {}  # no spec sets one
-            if container["command"] == ["vllm-router"]:
+            if container.get("command") == ["vllm-router"]:
                 assert container["resources"] == {"requests": {"cpu": 1, "memory": "2Gi"}}
                 continue
             if resource is None:
                 assert "limits" not in container["resources"]
             else:
-                assert container["resources"]["limits"] == {resource: plan.value("gpus")}
+                devices = FABRIC_LIMITS.get(plan.runtime.value("fabric") or "", {})
+                gpus = plan.value("gpus")
+                expected = {resource: gpus, **{name: count or gpus for name, count in devices.items()}}
+                assert container["resources"]["limits"] == expected
             requests = container["resources"]["requests"]
             assert requests["cpu"] == 4 * plan.value("gpus")
             # No spec declares a cache volume: the emptyDir holds the whole download, so the pod asks
