@@ -231,12 +231,12 @@ def _memory(plan: Plan, _block: Block) -> tuple[Any, str]:
     return MEMORY_PER_GPU * _gpus(plan) + shm, f"{DEFAULT}: 16GiB per GPU + runtime.shm_size"
 
 
-def _ephemeral_storage(plan: Plan, block: Block) -> tuple[Any, str]:
+def _ephemeral_storage(plan: Plan, _block: Block) -> tuple[Any, str]:
     from spark_dsl.plan.weights import staging
-    from spark_dsl.targets.pod_resources import SMALL_EPHEMERAL_STORAGE, emptydir_size
+    from spark_dsl.targets.model_cache import emptydir_size, volume
+    from spark_dsl.targets.pod_resources import SMALL_EPHEMERAL_STORAGE
 
-    cache = block.value("model_cache")
-    if cache.kind == "emptydir":
+    if volume(plan).kind == "emptydir":
         return emptydir_size(staging(plan)), f"{DEFAULT}: the download's size (model_cache = emptydir)"
     return SMALL_EPHEMERAL_STORAGE, DEFAULT
 
@@ -252,6 +252,22 @@ def _ready_budget(origin: str) -> Callable[[Plan, Block], tuple[Any, str]]:
     return value
 
 
+def _model_cache(plan: Plan, _block: Block) -> tuple[Any, str]:
+    from spark_dsl.targets.model_cache import readers, volume
+
+    if volume(plan).kind == "pvc":
+        return volume(plan), f"{DEFAULT}: one claim for the {readers(plan)} pods that read the weights"
+    return volume(plan), f"{DEFAULT}: one pod reads the weights"
+
+
+def _cache_size(plan: Plan, _block: Block) -> tuple[Any, str]:
+    from spark_dsl.targets.model_cache import claim_size
+
+    size = claim_size(plan)
+    if size is None:
+        return None, f"{DEFAULT}: none, the claim must exist"
+    return size, f"{DEFAULT}: the download's size plus a tenth (spark's own claim)"
+
 _COMPUTED: dict[str, Callable[[Plan, Block], tuple[Any, str]]] = {
     "serve.port": _api_port,
     "serve.ready_timeout": _ready_budget("estimated from the checkpoint's size"),
@@ -262,12 +278,17 @@ _COMPUTED: dict[str, Callable[[Plan, Block], tuple[Any, str]]] = {
     "target.kubernetes.cpu": _cpu,
     "target.kubernetes.memory": _memory,
     "target.kubernetes.ephemeral_storage": _ephemeral_storage,
+    "target.kubernetes.model_cache": _model_cache,
+    "target.kubernetes.cache_size": _cache_size,
     "target.kubernetes.rdma_devices": lambda plan, _block: (_gpus(plan), f"{DEFAULT}: one per GPU"),
 }
 
 
-def _claim(_plan: Plan, block: Block) -> bool:
-    return bool(block.value("model_cache").kind == "pvc")
+def _claim(plan: Plan, _block: Block) -> bool:
+    from spark_dsl.targets.model_cache import volume
+
+    return volume(plan).kind == "pvc"
+
 
 
 def _fabric(plan: Plan) -> str | None:

@@ -14,7 +14,7 @@ from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.registry import shown as _shown
 from spark_dsl.syntax import ast
 from spark_dsl.targets import registry as target_table
-from spark_dsl.targets import sbatch_options
+from spark_dsl.targets import model_cache, sbatch_options
 from spark_dsl.values import SecretRef, Setting, Volume
 
 
@@ -629,6 +629,51 @@ def _written_size(size: int) -> str:
 
 
 @rule(
+    "SPK519",
+    "warning",
+    "every pod downloads the weights itself",
+    checks="`target kubernetes { model_cache = emptydir }` while several vLLM pods read the weights: "
+    "a pool over several nodes (a LeaderWorkerSet group), prefill and decode pools, or more than one "
+    "replica. The message counts the downloads.",
+    basis="An emptyDir lives and dies with its pod (Kubernetes docs, Volumes, emptyDir), so each pod "
+    "downloads the whole checkpoint itself; a LeaderWorkerSet with `RecreateGroupOnPodRestart` "
+    "recreates every pod of the group when one restarts (LeaderWorkerSet API, "
+    "`leaderWorkerTemplate.restartPolicy`), so each restart downloads it again on every pod. "
+    "Without `model_cache`, spark gives such a deployment one shared claim and one staging Job.",
+    failing="  nodes       = 2\n  parallel    = dp(2) + tp + ep\n\n  target kubernetes {\n    model_cache = emptydir",
+    fixed="  nodes       = 2\n  parallel    = dp(2) + tp + ep\n  runtime {\n    fabric = infiniband\n  }\n\n  weights {\n    download = true\n  }\n\n  target kubernetes {}",
+    target="kubernetes",
+)
+def every_pod_downloads(plan: Plan) -> Iterator[Finding]:
+    from spark_dsl.plan.weights import staging
+
+    setting = _setting(plan, "kubernetes", "model_cache")
+    pods = model_cache.readers(plan)
+    staged = staging(plan)
+    if setting is None or setting.value.kind != "emptydir" or pods < 2 or not staged.repositories:
+        return
+    each = staged.size_gb
+    message = (
+        f"model_cache = emptydir: each of the {pods} vLLM pods downloads the {_size(each)} of weights"
+        f" itself, {pods} x {_size(each)} = {_size(pods * each)} per rollout"
+    )
+    group = max(pool.nodes for pool in plan.pools)
+    if group > 1:
+        message += (
+            f"; a LeaderWorkerSet recreates its group of {group} pods when one restarts, so every restart"
+            f" downloads {group} x {_size(each)} = {_size(group * each)} again"
+        )
+    yield Finding(
+        message,
+        Resolved.from_setting(setting),
+        f"remove `model_cache`: spark then creates one claim every pod mounts ({model_cache.default_claim(plan)}),"
+        " and with `weights { download = true }` one Job downloads into it once",
+        label="one download per pod",
+        replace_with=None,
+    )
+
+
+@rule(
     "SPK514",
     "error",
     "declared volume smaller than the checkpoint",
@@ -647,7 +692,7 @@ def volume_too_small(plan: Plan) -> Iterator[Finding]:
     body = _target(plan, "kubernetes")
     if body is None or plan.checkpoint is None:
         return
-    volume: Volume = body.value("model_cache")
+    volume = model_cache.volume(plan)
     checks = [("cache_size", volume.kind == "pvc"), ("ephemeral_storage", volume.kind == "emptydir")]
     for key, applies in checks:
         setting = body.setting(key)

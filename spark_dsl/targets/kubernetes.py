@@ -12,6 +12,8 @@ from spark_dsl.targets import (
     kubernetes_metrics,
     kubernetes_scaling,
     kubernetes_scheduling,
+    kubernetes_staging,
+    model_cache,
     placeholders,
     pod_resources,
     ports,
@@ -19,7 +21,7 @@ from spark_dsl.targets import (
 )
 from spark_dsl.targets.common import MODEL_CACHE, Job, TargetError, binary_size, is_vllm
 from spark_dsl.targets.registry import Target
-from spark_dsl.values import Volume
+from spark_dsl.values import SecretRef
 
 FILE_NAME = "kubernetes.yaml"
 NAME_LABEL = "app.kubernetes.io/name"
@@ -84,6 +86,8 @@ class Manifest:
         )
         if claim is not None:
             out.append(claim)
+        if model_cache.staged_by_job(self.plan):
+            out.append(self.staging_job())
         for pool in self.plan.pools:
             out += self.pool_objects(pool)
         router = [launch for launch in self.job.launches if launch.role == "router"]
@@ -99,6 +103,20 @@ class Manifest:
         if board is not None:
             out.append(board)
         return out
+
+    def staging_job(self) -> dict[str, Any]:
+        """The one Job that downloads the weights into the shared claim (kubernetes_staging.py)."""
+        role = kubernetes_staging.ROLE
+        volumes = [v for v in self.volumes() if v["name"] == "model-cache"]
+        pod = {"metadata": {"labels": self.labels(role)}, "spec": {**self.scheduling(role), "volumes": volumes}}
+        name = kubernetes_staging.job_name(self.job)
+        return kubernetes_staging.staging_job(self.job, self.metadata(name, role), pod, self.token_env())
+
+    def token_env(self) -> list[dict[str, Any]]:
+        """HF_TOKEN from its Secret, as the vLLM pods read it (`runtime.hf_token`)."""
+        vllm = [launch for launch in self.job.launches if is_vllm(launch)]
+        secrets = vllm[0].secrets if vllm else ()
+        return [secret_env(name, ref) for name, ref in secrets if name == "HF_TOKEN"]
 
     def pool_objects(self, pool: Pool) -> list[dict[str, Any]]:
         launches = [launch for launch in self.job.launches if launch.role == pool.role]
@@ -202,8 +220,9 @@ class Manifest:
             metadata["annotations"] = annotations
         spec: dict[str, Any] = {}
         if role != "router":
-            token = [e for e in containers[0].get("env", []) if e["name"] == "HF_TOKEN"]
-            init = pod_resources.download_containers(self.job, self.job.image, token)
+            init = pod_resources.download_containers(self.job, self.job.image, self.token_env())
+            if model_cache.staged_by_job(self.plan):
+                init = [kubernetes_staging.wait_container(self.job)]
             if init:
                 spec["initContainers"] = init
         spec["containers"] = containers
@@ -211,18 +230,21 @@ class Manifest:
             spec["terminationGracePeriodSeconds"] = kubernetes_drain.grace_seconds(self.job)
         if any("volumeMounts" in c for c in containers):
             spec["volumes"] = self.volumes()
-        selector = self.job.map_setting("node_selector")
-        if selector:
-            spec["nodeSelector"] = selector
-        spec.update(kubernetes_scheduling.pod_fields(self.job, self.selector(role)))
+        spec.update(self.scheduling(role))
         return {"metadata": metadata, "spec": spec}
+
+    def scheduling(self, role: str) -> dict[str, Any]:
+        """Where the pods of `role` may run: the node selector, then the scheduling settings."""
+        selector = self.job.map_setting("node_selector")
+        fields: dict[str, Any] = {"nodeSelector": selector} if selector else {}
+        return {**fields, **kubernetes_scheduling.pod_fields(self.job, self.selector(role))}
 
     def volumes(self) -> list[dict[str, Any]]:
         shm: dict[str, Any] = {"medium": "Memory"}
         size = self.job.runtime_value("shm_size")
         if size:
             shm["sizeLimit"] = binary_size(int(size), _QUANTITY_UNITS) or str(size)
-        cache: Volume = self.job.setting("model_cache")
+        cache = pod_resources.cache_volume(self.job)
         if cache.kind == "pvc":
             source: dict[str, Any] = {"persistentVolumeClaim": {"claimName": cache.name}}
         elif cache.kind == "hostpath":
@@ -290,9 +312,7 @@ class Manifest:
         if f"$({POD_IP})" in filled:
             out.append({"name": POD_IP, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
         out += [{"name": name, "value": value} for (name, _), value in zip(launch.env, values, strict=True)]
-        for name, ref in launch.secrets:
-            key = ref.key or "value"
-            out.append({"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": key}}})
+        out += [secret_env(name, ref) for name, ref in launch.secrets]
         return out
 
     # ---- placeholders -------------------------------------------------------
@@ -333,6 +353,10 @@ def _program(launch: Launch, args: list[str], entrypoint: bool) -> dict[str, Any
             raise TargetError(f"the {launch.role} launch does not start with the image's entrypoint")
         return {"args": args[words - 1 :]}  # `args` is the argv after its first word
     return {"command": [escape(launch.argv[0])], "args": args}
+
+
+def secret_env(name: str, ref: SecretRef) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key or "value"}}}
 
 
 def probes(startup_failures: int) -> dict[str, Any]:
@@ -385,6 +409,7 @@ def render(job: Job) -> str:
             if job.plan.disaggregated
             else []
         ),
+        *kubernetes_staging.header_lines(job),
         *pod_resources.entrypoint_lines(job),
         *ports.header_lines(job.plan, job.launches, "pods"),
         *kubernetes_scaling.header_lines(objects),
@@ -411,13 +436,13 @@ TARGET = Target(
             "model_cache",
             Kind.VOLUME,
             'model cache volume: `pvc("name")`, `hostpath("/path")` or `emptydir`',
-            fallback=Volume("emptydir"),
+            default="a claim spark creates (NAME-model-cache) when several pods read the weights, else emptydir",
         ),
         KeySpec(
             "cache_size",
             Kind.SIZE,
             "size of the claim spark creates for `model_cache = pvc(...)` (ReadWriteMany over several pods)",
-            default="none: the claim must exist",
+            default="the download plus a tenth for spark's own claim; for a named claim none: it must exist",
         ),
         KeySpec("storage_class", Kind.STRING, "storage class of the claim spark creates", default="the cluster's"),
         KeySpec(

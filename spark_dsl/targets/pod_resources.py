@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from spark_dsl.plan.weights import Staging, ready_budget, staging
+from spark_dsl.targets import model_cache
 from spark_dsl.targets.common import MODEL_CACHE, Job, binary_size
 from spark_dsl.values import Volume
 
@@ -47,8 +48,7 @@ def quantity(size: int) -> str:
 
 
 def cache_volume(job: Job) -> Volume:
-    volume: Volume = job.setting("model_cache")
-    return volume
+    return model_cache.volume(job.plan)
 
 
 def fabric(job: Job) -> str | None:
@@ -121,7 +121,7 @@ def vllm_resources(job: Job, gpu_resource: str | None) -> dict[str, Any]:
     memory = job.setting("memory") or default_memory(job)
     storage = job.setting("ephemeral_storage")
     if storage is None:
-        storage = emptydir_size(staged) if cache_volume(job).kind == "emptydir" else SMALL_EPHEMERAL_STORAGE
+        storage = model_cache.emptydir_size(staged) if cache_volume(job).kind == "emptydir" else SMALL_EPHEMERAL_STORAGE
     pages = hugepages(job)  # in both: Kubernetes requires a huge-page request equal to its limit
     limits = {**({gpu_resource: job.gpus} if gpu_resource else {}), **devices(job), **pages}
     requests = {
@@ -133,18 +133,14 @@ def vllm_resources(job: Job, gpu_resource: str | None) -> dict[str, Any]:
     return {"limits": limits, "requests": requests} if limits else {"requests": requests}
 
 
-def emptydir_size(staged: Staging) -> int:
-    """The checkpoint (and draft) plus a tenth for the cache's metadata and partial downloads."""
-    return math.ceil(staged.size_bytes * 1.1 / GIB) * GIB
-
-
 def claim(job: Job, name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any] | None:
-    """The PersistentVolumeClaim spark creates: `model_cache = pvc(...)` with a `cache_size`."""
+    """The PersistentVolumeClaim spark creates: `model_cache = pvc(...)` with a `cache_size`, or
+    its own shared claim when several pods read the weights (model_cache.py)."""
     volume = cache_volume(job)
-    size = job.setting("cache_size")
+    size = model_cache.claim_size(job.plan)
     if volume.kind != "pvc" or size is None:
         return None
-    shared = job.plan.total_nodes > 1 or int(job.setting("replicas")) > 1
+    shared = model_cache.readers(job.plan) > 1
     spec: dict[str, Any] = {
         # Several pods on several nodes mount it at once: only ReadWriteMany allows that.
         "accessModes": ["ReadWriteMany" if shared else "ReadWriteOnce"],
@@ -162,9 +158,10 @@ def claim(job: Job, name: str, namespace: str, labels: dict[str, str]) -> dict[s
 
 
 def download_containers(job: Job, image: str, token: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Init containers that fill the cache before vLLM starts (`weights { download = true }`)."""
+    """Init containers that fill the pod's own cache before vLLM starts (`weights { download = true }`)
+    with an emptyDir or hostPath cache; a shared claim is filled by the staging Job instead."""
     staged = staging(job.plan)
-    if not staged.download:
+    if not staged.download or model_cache.staged_by_job(job.plan):
         return []
     out = []
     for i, repository in enumerate(staged.repositories, start=1):

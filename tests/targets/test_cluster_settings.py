@@ -128,16 +128,17 @@ def test_kubernetes_stages_weights_and_asks_for_devices_and_resources(
         for name, value in env.items():
             assert plain[name] == value
         assert plain["VLLM_NIXL_SIDE_CHANNEL_HOST"] == "$(SPARK_POD_IP)"
-        downloads = pod["initContainers"]
-        assert [c["args"] for c in downloads] == [
-            ["download", "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"],
-            ["download", "Inferact/Muse-Spark-Open-DSpark"],
-        ]
-        for init in downloads:
-            assert init["command"] == ["hf"]
-            assert init["volumeMounts"] == [{"name": "model-cache", "mountPath": "/root/.cache/huggingface"}]
-            assert init["env"][0]["valueFrom"]["secretKeyRef"]["name"] == "hf-token"
+        # The shared claim is staged once, by the Job below; every pod waits for its marker.
+        assert [c["name"] for c in pod["initContainers"]] == ["wait-for-weights"]
         assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": "muse-weights"}} in pod["volumes"]
+    (job,) = [d for d in docs if d["kind"] == "Job"]
+    (download,) = job["spec"]["template"]["spec"]["containers"]
+    assert download["args"] == ["meta-models/Muse-Spark-Open-816B-A42B-NVFP4", "Inferact/Muse-Spark-Open-DSpark"]
+    assert download["volumeMounts"] == [{"name": "model-cache", "mountPath": "/root/.cache/huggingface"}]
+    assert download["env"][0]["valueFrom"]["secretKeyRef"]["name"] == "hf-token"
+    assert {"name": "model-cache", "persistentVolumeClaim": {"claimName": "muse-weights"}} in job["spec"]["template"][
+        "spec"
+    ]["volumes"]
     (router,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-router")]
     (container,) = router["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "registry.example.com/vllm-router:0.1.9"

@@ -26,6 +26,7 @@ from target_helpers import (
     scheduling_of,
 )
 
+from spark_dsl.plan import weights
 from spark_dsl.plan.model import Launch, Plan, Planned
 
 SECRETS = {"HF_TOKEN": "hf_test_token", "VLLM_API_KEY": "api_test_key"}
@@ -208,6 +209,12 @@ def test_slurm_job_runs_every_rank_as_planned(
     assert job.ok, job
     assert f"spark: {plan.name} is ready" in job.output
     records = v.load_stub_records(vllm_stub.dir, None)
+    # A job that stages its weights downloads each repository once, before the launches.
+    downloads = [r["argv"] for r in records if r["prog"] == "hf"]
+    assert sorted(downloads) == sorted(["download", r] for r in weights.staging(plan).repositories) or not (
+        weights.staging(plan).download
+    )
+    records = [r for r in records if r["prog"] != "hf"]
     assert len(records) == len(launches), records
     for launch in launches:
         node = f"node{launch.node_rank + 1}"

@@ -149,7 +149,8 @@ def test_compose_reads_back_the_values_intact(hostile) -> None:
 def test_kubernetes_reads_back_the_values_intact(hostile) -> None:
     for name in ("hostile", "hostile-dp"):
         docs = v.load_yaml_documents(hostile["dir"] / name / "kubernetes.yaml")
-        workload = docs[0]
+        # A deployment over nodes starts with the claim its pods share; the workload follows.
+        (workload, *_) = [d for d in docs if d["kind"] in ("Deployment", "LeaderWorkerSet")]
         spec = workload["spec"]
         template = (
             spec["template"] if workload["kind"] == "Deployment" else spec["leaderWorkerTemplate"]["leaderTemplate"]
