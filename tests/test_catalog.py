@@ -16,7 +16,7 @@ from spark_dsl.catalog import build
 def test_catalog_files_validate_and_snapshot_is_current() -> None:
     data = build.load_sources()
     assert build.SNAPSHOT.read_text(encoding="utf-8") == build.render_snapshot(data), (
-        "spark_dsl/catalog/snapshot.json is stale: run `python -m spark_dsl.catalog.build`"
+        "spark_dsl/catalog/snapshot.json is stale: run `python -m spark_dsl.dev regen`"
     )
 
 

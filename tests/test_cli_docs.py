@@ -23,7 +23,7 @@ FENCE = re.compile(r"^```(\S+)([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 def test_the_cli_reference_is_current() -> None:
     page = CLI_MD.read_text(encoding="utf-8")
     assert page.count(BEGIN) == page.count(END) == 1
-    assert render_page(page, main) == page, "docs/cli.md is stale: run `python -m spark_dsl.cli_reference docs/cli.md`"
+    assert render_page(page, main) == page, "docs/cli.md is stale: run `python -m spark_dsl.dev regen`"
 
 
 def test_the_reference_names_every_subcommand_and_option() -> None:

@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_rule_reference_is_current() -> None:
     assert (REPO / "docs/rules.md").read_text(encoding="utf-8") == reference_markdown(), (
-        "docs/rules.md is stale: run `python -m spark_dsl.codes > docs/rules.md`"
+        "docs/rules.md is stale: run `python -m spark_dsl.dev regen`"
     )
 
 

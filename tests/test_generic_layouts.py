@@ -68,7 +68,7 @@ def test_docs_models_md_lists_the_rules_as_the_code_scopes_them() -> None:
 
     page = (REPO / "docs" / "models.md").read_text(encoding="utf-8")
     assert render_page(page) == page, (
-        "docs/models.md is stale: run `python -m spark_dsl.rules_scope_doc docs/models.md`"
+        "docs/models.md is stale: run `python -m spark_dsl.dev regen`"
     )
     flat = " ".join(page.split())
     recipe_line = flat.split("of the recipe's model (`recipe.yaml`'s `model`): ", 1)[1].split(". Every", 1)[0]

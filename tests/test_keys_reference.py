@@ -220,7 +220,7 @@ def _outputs(tmp_path: Path, base: str, sample: list[str]) -> dict[str, str]:
 
 def test_key_reference_is_current() -> None:
     assert (REPO / "docs/keys.md").read_text(encoding="utf-8") == reference_markdown(), (
-        "docs/keys.md is stale: run `python -m spark_dsl.keys_reference > docs/keys.md`"
+        "docs/keys.md is stale: run `python -m spark_dsl.dev regen`"
     )
 
 

@@ -154,7 +154,7 @@ def test_the_descent_retypes_the_keywords_the_table_retypes() -> None:
 
 def test_the_shipped_table_is_what_lark_builds_from_the_grammar() -> None:
     assert table.TABLE_FILE.read_text(encoding="utf-8") == table.render(table.generate()), (
-        "the grammar changed: run `python -m spark_dsl.syntax.table > spark_dsl/syntax/parse_table.json`"
+        "the grammar changed: run `python -m spark_dsl.dev regen`"
     )
 
 

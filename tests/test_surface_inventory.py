@@ -658,7 +658,7 @@ def test_the_documentation_shows_the_inventory() -> None:
 
     page = (REPO / "docs" / "files-and-limits.md").read_text(encoding="utf-8")
     assert render_page(page) == page, (
-        "docs/files-and-limits.md is stale: run `python -m spark_dsl.surface_doc docs/files-and-limits.md`"
+        "docs/files-and-limits.md is stale: run `python -m spark_dsl.dev regen`"
     )
 
 

@@ -26,7 +26,7 @@ SPEC = """deployment one {
   accelerator = b200
 }
 """
-REGENERATE = "run `python -m spark_dsl.targets.declared > spark_dsl/targets/declared.json`"
+REGENERATE = "run `python -m spark_dsl.dev regen`"
 
 
 def _declaration(target: target_table.Target) -> target_table.Target:
