@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# llama-405b-h100-pp2: written by `spark build` from specs/models/h100-llama-405b-pipeline.spark; edit the spec, not this file.
+# llama-405b-h100-pp2: written by `spark build` from specs/models/h100-llama-405b-pipeline.spark; edit
+#   the spec, not this file.
 # Runs the launches of one node of llama-405b-h100-pp2: 2 nodes, ranks 0-1.
-# Usage: serve.sh NODE_RANK [HEAD_ADDRESS]   (or set SPARK_NODE_RANK, SPARK_HEAD_ADDRESS in the environment)
-# Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or SPARK_ADDRESS_INTERFACE to pick the interface); a pool's head defaults to its own address.
-# Gloo and NCCL use the interface that holds that address (set SPARK_NODE_INTERFACE for another, or GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME in serve.env).
-# Open between the nodes: TCP 8000 (the server API), 29501 (the server pipeline's master, on its head); vLLM and NCCL also use ports they pick at run time, so allow TCP between them.
+# Usage: serve.sh NODE_RANK [HEAD_ADDRESS]   (or set SPARK_NODE_RANK, SPARK_HEAD_ADDRESS in the
+#   environment)
+# Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or
+#   SPARK_ADDRESS_INTERFACE to pick the interface); a pool's head defaults to its own address.
+# Gloo and NCCL use the interface that holds that address (set SPARK_NODE_INTERFACE for another, or
+#   GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME in serve.env).
+# Open between the nodes: TCP 8000 (the server API), 29501 (the server pipeline's master, on its
+#   head); vLLM and NCCL also use ports they pick at run time, so allow TCP between them.
 set -euo pipefail
 
 # This node's own IPv4 address (never a host name, which may resolve to 127.0.1.1); SPARK_ADDRESS_INTERFACE picks the interface.
@@ -58,7 +63,8 @@ case "$SPARK_NODE_RANK" in
       --master-addr "${SPARK_HEAD_ADDRESS}" \
       --master-port 29501 \
       --max-model-len 32768 \
-      --max-num-seqs 16
+      --max-num-seqs 16 \
+      --shutdown-timeout 60
     ;;
   1)
     SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
@@ -79,7 +85,8 @@ case "$SPARK_NODE_RANK" in
       --master-port 29501 \
       --headless \
       --max-model-len 32768 \
-      --max-num-seqs 16
+      --max-num-seqs 16 \
+      --shutdown-timeout 60
     ;;
   *)
     echo "serve.sh: the node rank must be one of 0 1, got '${SPARK_NODE_RANK}'" >&2

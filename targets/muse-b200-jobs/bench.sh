@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# muse-b200-jobs: written by `spark build` from specs/nvidia/b200-smoke-bench.spark; edit the spec, not this file.
-# Benchmark of muse-b200-jobs: vllm bench serve, 64 concurrent requests of 2048 prompt and 512 output tokens, 640 in all.
+# muse-b200-jobs: written by `spark build` from specs/nvidia/b200-smoke-bench.spark; edit the spec,
+#   not this file.
+# Benchmark of muse-b200-jobs: vllm bench serve, 64 concurrent requests of 2048 prompt and 512 output
+#   tokens, 640 in all.
 # Usage: bench.sh ADDRESS   (or set SPARK_API_ADDRESS); the port is SPARK_API_PORT, else the spec's.
-# SPARK_BENCH_TOKENIZER: a local tokenizer folder (default: the model's); SPARK_BENCH_RESULTS: where results go.
+# SPARK_BENCH_TOKENIZER: a local tokenizer folder (default: the model's); SPARK_BENCH_RESULTS: where
+#   results go.
 set -euo pipefail
 
 SPARK_API_ADDRESS="${1:-${SPARK_API_ADDRESS:-}}"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# muse-b200-jobs: written by `spark build` from specs/nvidia/b200-smoke-bench.spark; edit the spec, not this file.
+# muse-b200-jobs: written by `spark build` from specs/nvidia/b200-smoke-bench.spark; edit the spec,
+#   not this file.
 # Smoke check of muse-b200-jobs: lists the models, sends a chat completion and one with an image.
 # Usage: smoke.sh ADDRESS   (or set SPARK_API_ADDRESS); the port is SPARK_API_PORT, else the spec's.
 set -eu
@@ -52,11 +53,42 @@ call "list models" "${base_url}/v1/models"
 compact | grep -qF '"id":"muse-spark"' \
   || fail 'list models: muse-spark is not served at'" ${base_url}: $(head -c 500 "$answer")"
 echo "smoke.sh: list models: ok"
+body='{
+  "model": "muse-spark",
+  "messages": [
+    {
+      "role": "user",
+      "content": "Reply with one word: ready?"
+    }
+  ],
+  "max_tokens": 16
+}'
 call 'chat completion' -X POST -H 'Content-Type: application/json' \
-  --data-binary '{"model": "muse-spark", "messages": [{"role": "user", "content": "Reply with one word: ready?"}], "max_tokens": 16}' "${base_url}/v1/chat/completions"
+  --data-binary "$body" "${base_url}/v1/chat/completions"
 compact | grep -qF '"choices":[{' || fail 'chat completion: the answer has no choices'
 echo "smoke.sh: chat completion: ok"
+body='{
+  "model": "muse-spark",
+  "messages": [
+    {
+      "role": "user",
+      "content": [
+        {
+          "type": "text",
+          "text": "What colour is this image?"
+        },
+        {
+          "type": "image_url",
+          "image_url": {
+            "url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+          }
+        }
+      ]
+    }
+  ],
+  "max_tokens": 16
+}'
 call 'chat completion with an image' -X POST -H 'Content-Type: application/json' \
-  --data-binary '{"model": "muse-spark", "messages": [{"role": "user", "content": [{"type": "text", "text": "What colour is this image?"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="}}]}], "max_tokens": 16}' "${base_url}/v1/chat/completions"
+  --data-binary "$body" "${base_url}/v1/chat/completions"
 compact | grep -qF '"choices":[{' || fail 'chat completion with an image: the answer has no choices'
 echo "smoke.sh: chat completion with an image: ok"

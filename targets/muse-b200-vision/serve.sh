@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# muse-b200-vision: written by `spark build` from specs/nvidia/b200-multimodal.spark; edit the spec, not this file.
+# muse-b200-vision: written by `spark build` from specs/nvidia/b200-multimodal.spark; edit the spec,
+#   not this file.
 # Runs the `server` launch of muse-b200-vision on this node.
 set -euo pipefail
 
@@ -15,4 +16,5 @@ exec vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
   --enable-prefix-caching \
   --enable-chunked-prefill \
   --limit-mm-per-prompt '{"audio":0,"video":0}' \
-  --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}'
+  --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}' \
+  --shutdown-timeout 60

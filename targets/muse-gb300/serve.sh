@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# muse-gb300: written by `spark build` from specs/nvidia/gb300-nvfp4.spark; edit the spec, not this file.
+# muse-gb300: written by `spark build` from specs/nvidia/gb300-nvfp4.spark; edit the spec, not this
+#   file.
 # Runs the `server` launch of muse-gb300 on this node.
 set -euo pipefail
 
@@ -13,4 +14,5 @@ exec vllm serve meta-models/Muse-Spark-Open-816B-A42B-NVFP4 \
   --enable-expert-parallel \
   --enable-prefix-caching \
   --enable-chunked-prefill \
-  --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}'
+  --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}' \
+  --shutdown-timeout 60

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# muse-mi350x-mid: written by `spark build` from specs/amd/mi350x-mxfp4-dspark-mid.spark; edit the spec, not this file.
+# muse-mi350x-mid: written by `spark build` from specs/amd/mi350x-mxfp4-dspark-mid.spark; edit the
+#   spec, not this file.
 # Runs the `server` launch of muse-mi350x-mid on this node.
 set -euo pipefail
 
@@ -17,4 +18,5 @@ exec vllm serve amd/Muse-Spark-Open-816B-A42B-MXFP4 \
   --enable-chunked-prefill \
   --attention-backend ROCM_AITER_FA \
   --language-model-only \
-  --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}'
+  --speculative-config '{"method":"dspark","model":"Inferact/Muse-Spark-Open-DSpark","num_speculative_tokens":7}' \
+  --shutdown-timeout 60

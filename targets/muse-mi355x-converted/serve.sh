@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# muse-mi355x-converted: written by `spark build` from specs/amd/mi355x-bf16-to-mxfp4.spark; edit the spec, not this file.
+# muse-mi355x-converted: written by `spark build` from specs/amd/mi355x-bf16-to-mxfp4.spark; edit the
+#   spec, not this file.
 # Runs the `server` launch of muse-mi355x-converted on this node.
 set -euo pipefail
 
@@ -16,4 +17,5 @@ exec vllm serve meta-models/Muse-Spark-Open-816B-A42B \
   --no-enable-prefix-caching \
   --enable-chunked-prefill \
   --attention-backend ROCM_AITER_FA \
-  --language-model-only
+  --language-model-only \
+  --shutdown-timeout 60

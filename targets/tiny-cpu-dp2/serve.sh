@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# tiny-cpu-dp2: written by `spark build` from specs/models/cpu-tiny-llama.spark; edit the spec, not this file.
+# tiny-cpu-dp2: written by `spark build` from specs/models/cpu-tiny-llama.spark; edit the spec, not
+#   this file.
 # Runs the launches of one node of tiny-cpu-dp2: 2 nodes, ranks 0-1.
-# Usage: serve.sh NODE_RANK [HEAD_ADDRESS]   (or set SPARK_NODE_RANK, SPARK_HEAD_ADDRESS in the environment)
-# Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or SPARK_ADDRESS_INTERFACE to pick the interface); a pool's head defaults to its own address.
-# Gloo and NCCL use the interface that holds that address (set SPARK_NODE_INTERFACE for another, or GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME in serve.env).
-# Open between the nodes: TCP 8000 (the server API), 13345 (the server data-parallel RPC, on its head); vLLM and NCCL also use ports they pick at run time, so allow TCP between them.
+# Usage: serve.sh NODE_RANK [HEAD_ADDRESS]   (or set SPARK_NODE_RANK, SPARK_HEAD_ADDRESS in the
+#   environment)
+# Each node binds and advertises its own IPv4 address (set SPARK_NODE_ADDRESS, or
+#   SPARK_ADDRESS_INTERFACE to pick the interface); a pool's head defaults to its own address.
+# Gloo and NCCL use the interface that holds that address (set SPARK_NODE_INTERFACE for another, or
+#   GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME in serve.env).
+# Open between the nodes: TCP 8000 (the server API), 13345 (the server data-parallel RPC, on its
+#   head); vLLM and NCCL also use ports they pick at run time, so allow TCP between them.
 set -euo pipefail
 
 # This node's own IPv4 address (never a host name, which may resolve to 127.0.1.1); SPARK_ADDRESS_INTERFACE picks the interface.
@@ -53,7 +58,8 @@ case "$SPARK_NODE_RANK" in
       --data-parallel-size-local 1 \
       --data-parallel-address "${SPARK_HEAD_ADDRESS}" \
       --data-parallel-rpc-port 13345 \
-      --kv-cache-memory-bytes 1071644672
+      --kv-cache-memory-bytes 1071644672 \
+      --shutdown-timeout 60
     ;;
   1)
     SPARK_NODE_ADDRESS="${SPARK_NODE_ADDRESS:-$(spark_node_address)}"
@@ -71,7 +77,8 @@ case "$SPARK_NODE_RANK" in
       --data-parallel-rpc-port 13345 \
       --headless \
       --data-parallel-start-rank 1 \
-      --kv-cache-memory-bytes 1071644672
+      --kv-cache-memory-bytes 1071644672 \
+      --shutdown-timeout 60
     ;;
   *)
     echo "serve.sh: the node rank must be one of 0 1, got '${SPARK_NODE_RANK}'" >&2

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# tiny-cpu: written by `spark build` from specs/models/cpu-tiny-llama.spark; edit the spec, not this file.
-# Benchmark of tiny-cpu: vllm bench serve, 1 concurrent requests of 1024 prompt and 128 output tokens, 10 in all.
+# tiny-cpu: written by `spark build` from specs/models/cpu-tiny-llama.spark; edit the spec, not this
+#   file.
+# Benchmark of tiny-cpu: vllm bench serve, 1 concurrent requests of 1024 prompt and 128 output tokens,
+#   10 in all.
 # Usage: bench.sh ADDRESS   (or set SPARK_API_ADDRESS); the port is SPARK_API_PORT, else the spec's.
-# SPARK_BENCH_TOKENIZER: a local tokenizer folder (default: the model's); SPARK_BENCH_RESULTS: where results go.
+# SPARK_BENCH_TOKENIZER: a local tokenizer folder (default: the model's); SPARK_BENCH_RESULTS: where
+#   results go.
 set -euo pipefail
 
 SPARK_API_ADDRESS="${1:-${SPARK_API_ADDRESS:-}}"

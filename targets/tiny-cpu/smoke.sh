@@ -1,5 +1,6 @@
 #!/bin/sh
-# tiny-cpu: written by `spark build` from specs/models/cpu-tiny-llama.spark; edit the spec, not this file.
+# tiny-cpu: written by `spark build` from specs/models/cpu-tiny-llama.spark; edit the spec, not this
+#   file.
 # Smoke check of tiny-cpu: lists the models, sends a chat completion.
 # Usage: smoke.sh ADDRESS   (or set SPARK_API_ADDRESS); the port is SPARK_API_PORT, else the spec's.
 set -eu
@@ -50,7 +51,17 @@ call "list models" "${base_url}/v1/models"
 compact | grep -qF '"id":"/models/tiny-llama"' \
   || fail 'list models: /models/tiny-llama is not served at'" ${base_url}: $(head -c 500 "$answer")"
 echo "smoke.sh: list models: ok"
+body='{
+  "model": "/models/tiny-llama",
+  "messages": [
+    {
+      "role": "user",
+      "content": "Reply with one word: ready?"
+    }
+  ],
+  "max_tokens": 16
+}'
 call 'chat completion' -X POST -H 'Content-Type: application/json' \
-  --data-binary '{"model": "/models/tiny-llama", "messages": [{"role": "user", "content": "Reply with one word: ready?"}], "max_tokens": 16}' "${base_url}/v1/chat/completions"
+  --data-binary "$body" "${base_url}/v1/chat/completions"
 compact | grep -qF '"choices":[{' || fail 'chat completion: the answer has no choices'
 echo "smoke.sh: chat completion: ok"
