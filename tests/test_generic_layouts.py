@@ -67,9 +67,7 @@ def test_docs_models_md_lists_the_rules_as_the_code_scopes_them() -> None:
     from spark_dsl.rules_scope_doc import render_page  # here: 1a493a8 has no such module
 
     page = (REPO / "docs" / "models.md").read_text(encoding="utf-8")
-    assert render_page(page) == page, (
-        "docs/models.md is stale: run `python -m spark_dsl.dev regen`"
-    )
+    assert render_page(page) == page, "docs/models.md is stale: run `python -m spark_dsl.dev regen`"
     flat = " ".join(page.split())
     recipe_line = flat.split("of the recipe's model (`recipe.yaml`'s `model`): ", 1)[1].split(". Every", 1)[0]
     assert "SPK201-SPK214" in recipe_line  # SPK203 among the recipe's own

@@ -657,9 +657,7 @@ def test_the_documentation_shows_the_inventory() -> None:
     from spark_dsl.surface_doc import render_page
 
     page = (REPO / "docs" / "files-and-limits.md").read_text(encoding="utf-8")
-    assert render_page(page) == page, (
-        "docs/files-and-limits.md is stale: run `python -m spark_dsl.dev regen`"
-    )
+    assert render_page(page) == page, "docs/files-and-limits.md is stale: run `python -m spark_dsl.dev regen`"
 
 
 def test_a_hang_guard_run_reports_problems() -> None:

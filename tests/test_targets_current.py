@@ -20,5 +20,7 @@ def test_committed_targets_are_current() -> None:
         timeout=120,
     )
     assert r.returncode == 0, (
-        "targets/ is stale; rebuild it with `python -m spark_dsl.dev regen` and review the diff:\n" + r.stdout + r.stderr
+        "targets/ is stale; rebuild it with `python -m spark_dsl.dev regen` and review the diff:\n"
+        + r.stdout
+        + r.stderr
     )

@@ -425,6 +425,20 @@ def load_stub_records(record_dir: str | os.PathLike, prog: str | None = None) ->
     return sorted(records, key=key)
 
 
+def pod_templates(docs: Iterable[dict]) -> list[tuple[str, dict]]:
+    """Every pod template of Kubernetes objects, named by its owner: a Deployment's or Job's, and a
+    LeaderWorkerSet's leader and worker templates."""
+    out = []
+    for doc in docs:
+        name, spec = doc["metadata"]["name"], doc.get("spec", {})
+        if doc["kind"] in ("Deployment", "Job"):
+            out.append((f"{doc['kind']} {name}", spec["template"]))
+        elif doc["kind"] == "LeaderWorkerSet":
+            group = spec["leaderWorkerTemplate"]
+            out += [(f"leader {name}", group["leaderTemplate"]), (f"worker {name}", group["workerTemplate"])]
+    return out
+
+
 def check_all(results: Iterable[Result]) -> None:
     """Raise one ValidationFailed listing every failed result."""
     failed = [str(r) for r in results if not r.ok]

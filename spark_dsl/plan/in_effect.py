@@ -268,6 +268,7 @@ def _cache_size(plan: Plan, _block: Block) -> tuple[Any, str]:
         return None, f"{DEFAULT}: none, the claim must exist"
     return size, f"{DEFAULT}: the download's size plus a tenth (spark's own claim)"
 
+
 _COMPUTED: dict[str, Callable[[Plan, Block], tuple[Any, str]]] = {
     "serve.port": _api_port,
     "serve.ready_timeout": _ready_budget("estimated from the checkpoint's size"),
@@ -288,7 +289,6 @@ def _claim(plan: Plan, _block: Block) -> bool:
     from spark_dsl.targets.model_cache import volume
 
     return volume(plan).kind == "pvc"
-
 
 
 def _fabric(plan: Plan) -> str | None:

@@ -13,8 +13,8 @@ from spark_dsl.plan.model import Block, Plan, Resolved
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.registry import shown as _shown
 from spark_dsl.syntax import ast
-from spark_dsl.targets import registry as target_table
 from spark_dsl.targets import model_cache, sbatch_options
+from spark_dsl.targets import registry as target_table
 from spark_dsl.values import SecretRef, Setting, Volume
 
 
@@ -641,7 +641,8 @@ def _written_size(size: int) -> str:
     "`leaderWorkerTemplate.restartPolicy`), so each restart downloads it again on every pod. "
     "Without `model_cache`, spark gives such a deployment one shared claim and one staging Job.",
     failing="  nodes       = 2\n  parallel    = dp(2) + tp + ep\n\n  target kubernetes {\n    model_cache = emptydir",
-    fixed="  nodes       = 2\n  parallel    = dp(2) + tp + ep\n  runtime {\n    fabric = infiniband\n  }\n\n  weights {\n    download = true\n  }\n\n  target kubernetes {}",
+    fixed="  nodes       = 2\n  parallel    = dp(2) + tp + ep\n\n  runtime {\n    fabric = infiniband\n  }\n\n"
+    "  weights {\n    download = true\n  }\n\n  target kubernetes {}",
     target="kubernetes",
 )
 def every_pod_downloads(plan: Plan) -> Iterator[Finding]:

@@ -205,7 +205,9 @@ def dashboard(
     y = 0
     for role in roles:
         selector = series(job, "", role)
-        rows = [(title, unit, query.replace("{s}", selector), None) for title, unit, query in _PANELS]
+        rows: list[tuple[str, str, str, float | None]] = [
+            (title, unit, query.replace("{s}", selector), None) for title, unit, query in _PANELS
+        ]
         if signal is not None:
             rows.insert(0, _signal_panel(job, role, signal))
         for i, (title, unit, expr, line) in enumerate(rows):

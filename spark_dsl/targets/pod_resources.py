@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from spark_dsl.plan.weights import Staging, ready_budget, staging
+from spark_dsl.plan.weights import ready_budget, staging
 from spark_dsl.targets import model_cache
 from spark_dsl.targets.common import MODEL_CACHE, Job, binary_size
 from spark_dsl.values import Volume

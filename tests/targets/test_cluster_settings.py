@@ -68,14 +68,7 @@ def build_text(tmp_path: Path, text: str) -> Path:
 
 
 def pods(docs: list[dict]) -> list[dict]:
-    out = []
-    for doc in docs:
-        if doc["kind"] == "Deployment":
-            out.append(doc["spec"]["template"]["spec"])
-        elif doc["kind"] == "LeaderWorkerSet":
-            template = doc["spec"]["leaderWorkerTemplate"]
-            out += [template["leaderTemplate"]["spec"], template["workerTemplate"]["spec"]]
-    return out
+    return [template["spec"] for _, template in v.pod_templates(docs)]
 
 
 @pytest.mark.parametrize(

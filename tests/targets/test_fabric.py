@@ -65,17 +65,8 @@ def build(tmp_path: Path, text: str, name: str = "muse-pd") -> Path:
 
 def vllm_containers(path: Path) -> list[dict]:
     """Every vLLM container of kubernetes.yaml: Deployments' and both LeaderWorkerSet templates'."""
-    out = []
-    for doc in v.load_yaml_documents(path):
-        if doc["kind"] == "Deployment":
-            pods = [doc["spec"]["template"]]
-        elif doc["kind"] == "LeaderWorkerSet":
-            template = doc["spec"]["leaderWorkerTemplate"]
-            pods = [template["leaderTemplate"], template["workerTemplate"]]
-        else:
-            continue
-        out += [c for pod in pods for c in pod["spec"]["containers"] if c["name"] == "vllm"]
-    return out
+    templates = v.pod_templates(v.load_yaml_documents(path))
+    return [c for _, pod in templates for c in pod["spec"]["containers"] if c["name"] == "vllm"]
 
 
 def kv_configs(path: Path) -> list[dict]:

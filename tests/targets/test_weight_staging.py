@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import validators as v
+from target_helpers import kubernetes_expand
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = """\
@@ -33,7 +33,10 @@ DISAGGREGATED = (
 )
 DOWNLOAD = "  weights {\n    download = true\n    download_timeout = 1h\n  }\n"
 # The router's image: vLLM's has no vllm-router (SPK547).
-TOKEN = '  runtime {\n    hf_token = secret("hf-token")\n    router_image = "registry.example.com/vllm-router:0.1.17"\n  }\n'
+TOKEN = (
+    '  runtime {\n    hf_token = secret("hf-token")\n'
+    '    router_image = "registry.example.com/vllm-router:0.1.17"\n  }\n'
+)
 
 
 def build(tmp_path: Path, body: str, target: str = "") -> list[dict]:
@@ -50,16 +53,7 @@ def build(tmp_path: Path, body: str, target: str = "") -> list[dict]:
 
 def pod_templates(docs: list[dict]) -> list[tuple[str, dict]]:
     """Every pod template: (owner and role, pod spec)."""
-    out = []
-    for doc in docs:
-        spec = doc.get("spec", {})
-        if doc["kind"] in ("Deployment", "Job"):
-            out.append((f"{doc['kind']} {doc['metadata']['name']}", spec["template"]["spec"]))
-        elif doc["kind"] == "LeaderWorkerSet":
-            group = spec["leaderWorkerTemplate"]
-            out.append((f"leader {doc['metadata']['name']}", group["leaderTemplate"]["spec"]))
-            out.append((f"worker {doc['metadata']['name']}", group["workerTemplate"]["spec"]))
-    return out
+    return [(owner, template["spec"]) for owner, template in v.pod_templates(docs)]
 
 
 def downloaders(docs: list[dict]) -> list[str]:
@@ -78,15 +72,9 @@ def serving(docs: list[dict]) -> list[tuple[str, dict]]:
     return [(o, s) for o, s in pod_templates(docs) if any(c["name"] == "vllm" for c in s["containers"])]
 
 
-def kubelet_expand(text: str, env: dict[str, str]) -> str:
-    """What the kubelet does to command, args and env values (Kubernetes'
-    third_party/forked/golang/expansion): `$$` is `$`, `$(NAME)` a defined variable's value."""
-    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: "$" if m[0] == "$$" else env.get(m[1], m[0]), text)
-
-
 def run_container(container: dict, env: dict[str, str], **kw) -> subprocess.CompletedProcess:
     """The container's command and args after the kubelet's expansion, run by this machine's `sh`."""
-    argv = [kubelet_expand(a, {}) for a in [*container["command"], *container.get("args", [])]]
+    argv = [kubernetes_expand(a, {}) for a in [*container["command"], *container.get("args", [])]]
     assert argv[0] == "sh"
     return subprocess.run(["sh", *argv[1:]], env=env, capture_output=True, text=True, **kw)
 
@@ -99,8 +87,8 @@ def test_two_pods_share_one_claim_by_default(tmp_path: Path) -> None:
     # The NVFP4 checkpoint and its draft, 543.6 GB, plus a tenth: 557 GiB (as the emptyDir was).
     assert claim["spec"]["resources"]["requests"]["storage"] == "557Gi"
     for owner, spec in serving(docs):
-        cache = [vol for vol in spec["volumes"] if vol["name"] == "model-cache"]
-        assert cache == [{"name": "model-cache", "persistentVolumeClaim": {"claimName": "muse-stage-model-cache"}}], owner
+        (cache,) = [vol for vol in spec["volumes"] if vol["name"] == "model-cache"]
+        assert cache["persistentVolumeClaim"] == {"claimName": "muse-stage-model-cache"}, owner
         (vllm,) = spec["containers"]
         # The pod's own disk no longer holds the checkpoint.
         assert vllm["resources"]["requests"]["ephemeral-storage"] == "50Gi", owner
@@ -187,7 +175,7 @@ def test_the_wait_holds_until_the_marker_and_gives_up_at_its_budget(tmp_path: Pa
 
 def test_hostile_repository_names_reach_hf_as_one_argument(tmp_path: Path) -> None:
     """A model block's repository is data: the kubelet and sh pass it to `hf` unchanged."""
-    hostile = 'org/x$(HOME)`id`;$HOME"\'*'
+    hostile = "org/x$(HOME)`id`;$HOME\"'*"
     model = (
         "model hostile {\n  layers = 32\n  hidden_size = 4096\n  query_heads = 32\n  kv_heads = 8\n"
         f"  head_dim = 128\n  max_context = 128K\n  checkpoint bf16 {{\n    repository = {json.dumps(hostile)}\n"
@@ -195,8 +183,10 @@ def test_hostile_repository_names_reach_hf_as_one_argument(tmp_path: Path) -> No
     )
     path = tmp_path / "h.spark"
     path.write_text(
-        model + "deployment h {\n  model = hostile\n  accelerator = h100\n  nodes = 2\n  parallel = dp(2) + tp\n"
-        + DOWNLOAD + "  target kubernetes {}\n}\n"
+        model
+        + "deployment h {\n  model = hostile\n  accelerator = h100\n  nodes = 2\n  parallel = dp(2) + tp\n"
+        + DOWNLOAD
+        + "  target kubernetes {}\n}\n"
     )
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "spark_dsl", "build", str(path), "-o", str(out), "--root", str(tmp_path)]

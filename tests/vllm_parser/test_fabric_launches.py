@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import validators as v
 import yaml
 
 from spark_dsl.vllm_verify import checker_script
@@ -73,19 +74,9 @@ def pod_argvs(tmp_path: Path, fabric: str) -> list[list[str]]:
     argv = [sys.executable, "-m", "spark_dsl", "build", "a.spark", "-o", "out"]
     built = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
     assert built.returncode == 0, built.stdout + built.stderr
-    out = []
-    for doc in yaml.safe_load_all((tmp_path / "out/muse-pd/kubernetes.yaml").read_text()):
-        if doc["kind"] == "Deployment":
-            pods = [doc["spec"]["template"]]
-        elif doc["kind"] == "LeaderWorkerSet":
-            template = doc["spec"]["leaderWorkerTemplate"]
-            pods = [template["leaderTemplate"], template["workerTemplate"]]
-        else:
-            continue
-        for pod in pods:
-            for c in pod["spec"]["containers"]:
-                if c["name"] == "vllm":
-                    out.append([expand(a) for a in [*c.get("command", IMAGE_ENTRYPOINT), *c["args"]]])
+    docs = list(yaml.safe_load_all((tmp_path / "out/muse-pd/kubernetes.yaml").read_text()))
+    containers = [c for _, pod in v.pod_templates(docs) for c in pod["spec"]["containers"] if c["name"] == "vllm"]
+    out = [[expand(a) for a in [*c.get("command", IMAGE_ENTRYPOINT), *c["args"]]] for c in containers]
     return out
 
 
