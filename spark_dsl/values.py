@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from msgspec import Struct, field
@@ -21,6 +23,10 @@ class Origin(Struct, frozen=True):
         return f"profile {self.profile}" if self.profile else "user"
 
 
+# `parallel`'s terms, defined once: the checker reads them from a spec, the plan from the catalog.
+PARALLEL_TERMS = ("tp", "pp", "ep", "dp")
+
+
 class Parallel(Struct, frozen=True):
     """`tp`, `tp(N)`, `pp(N)`, `ep`, `dp(N)` combined, or `auto`.
 
@@ -36,6 +42,14 @@ class Parallel(Struct, frozen=True):
     auto: bool = False
     pp: int | None = None
 
+    @classmethod
+    def of_terms(cls, terms: Mapping[str, int | None]) -> Parallel:
+        """The one reading of `parallel`'s terms: each written term by name, with its count (None
+        for a bare `tp` or `ep`). The checker calls it with the terms of a spec, `parse_parallel`
+        with those of a spelling."""
+        tp, dp, pp = terms.get("tp"), terms.get("dp"), terms.get("pp")
+        return cls(tp=tp, has_tp="tp" in terms, ep="ep" in terms, dp=dp, pp=pp)
+
     def spelled(self) -> str:
         if self.auto:
             return "auto"
@@ -49,6 +63,22 @@ class Parallel(Struct, frozen=True):
         if self.ep:
             terms.append("ep")
         return " + ".join(terms)
+
+
+@cache  # a few catalog spellings, asked for by several rules of every plan
+def parse_parallel(text: str) -> Parallel:
+    """A spelling of `parallel`, as the catalog writes it (`tp+ep`) or `Parallel.spelled` does
+    (`dp(2) + tp(4) + ep`), or `auto`. The catalog's schema admits only known terms; another is a
+    ValueError naming it."""
+    if text.strip() == "auto":
+        return Parallel(auto=True)
+    terms: dict[str, int | None] = {}
+    for term in text.replace(" ", "").split("+"):
+        name, _, count = term.partition("(")
+        if name not in PARALLEL_TERMS:
+            raise ValueError(f"`{name}` in `{text}` is not a parallelism term ({', '.join(PARALLEL_TERMS)})")
+        terms[name] = int(count.removesuffix(")")) if count else None
+    return Parallel.of_terms(terms)
 
 
 # The `speculative` key's modes, defined once: the checker accepts these (and `dspark(...)`).

@@ -51,11 +51,12 @@ def test_an_imported_model_plans_with_the_generic_defaults(tmp_path: Path) -> No
     arch = plan.model.architecture
     assert (arch.layers, arch.kv_heads, arch.full_attention_layers, arch.sliding_window_layers) == (32, 8, 32, 0)
     assert plan.checkpoint is not None and plan.checkpoint.repository == "meta-llama/Llama-3.1-8B-Instruct"
-    assert plan.settings["checkpoint"].origin == "default: the model's first checkpoint"
+    checkpoint = plan.setting("checkpoint")
+    assert checkpoint is not None and checkpoint.origin == "default: the model's first checkpoint"
     assert plan.value("parallel").spelled() == "tp" and plan.value("speculative").mode == "none"
     # No recipe default for a model outside the recipe: vLLM decides these.
     for key in ("frontend", "max_model_len", "attention", "prefix_caching", "chunked_prefill", "model_runner"):
-        assert key not in plan.settings, key
+        assert plan.setting(key) is None, key
 
 
 def test_the_capacity_of_a_declared_model_is_its_dimensions_by_hand(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ def plan_of(project: Project, body: str, accelerator: str = "mi355x") -> Any:
 
 
 def shown(plan: Any, key: str) -> Any:
-    value = plan.settings[key].value
+    value = plan.setting(key).value
     return value.spelled() if hasattr(value, "spelled") else value
 
 
@@ -43,18 +43,18 @@ def test_nvidia_defaults(project: Project, key: str, value: Any) -> None:
     plan, result = plan_of(project, "", "b200")
     assert result.diagnostics == []
     assert plan.path == "nvidia" and shown(plan, key) == value
-    assert plan.settings[key].origin == "recipe default"
+    assert plan.setting(key).origin == "recipe default"
 
 
 def test_nvidia_leaves_attention_context_and_runner_to_vllm(project: Project) -> None:
     plan, result = plan_of(project, "", "gb300")
     for key in ("attention", "max_model_len", "model_runner"):
-        assert key not in plan.settings
+        assert plan.setting(key) is None
     argv = " ".join(result.launches[plan][0].argv)
     for flag in ("--attention-backend", "--max-model-len", "--language-model-only", "--limit-mm-per-prompt"):
         assert flag not in argv
     assert "VLLM_USE_V2_MODEL_RUNNER" not in dict(result.launches[plan][0].env)
-    assert plan.settings["gpus"].value == 4 and "--tensor-parallel-size 4" in argv
+    assert plan.setting("gpus").value == 4 and "--tensor-parallel-size 4" in argv
 
 
 @pytest.mark.parametrize(
@@ -125,7 +125,7 @@ def test_amd_workload_policy(project: Project, checkpoint: str, workload: str, p
     plan, result = plan_of(project, f"  checkpoint = {checkpoint}\n  workload {{ {workload} }}\n")
     assert [d.code for d in result.diagnostics] == []
     assert (shown(plan, "parallel"), shown(plan, "speculative")) == (parallel, speculative)
-    assert plan.settings["parallel"].origin.startswith("workload policy: ")
+    assert plan.setting("parallel").origin.startswith("workload policy: ")
 
 
 def test_long_context_always_takes_plain_tp_without_draft(project: Project) -> None:
@@ -133,15 +133,15 @@ def test_long_context_always_takes_plain_tp_without_draft(project: Project) -> N
     # 48 sequences of 1M tokens do not fit (23 do); the policy itself stays on the long-context path.
     assert [d.code for d in result.diagnostics] == ["SPK304"]
     assert (shown(plan, "parallel"), shown(plan, "speculative")) == ("tp", "none")
-    assert plan.settings["parallel"].origin == "workload policy: max_model_len 1M -> long-context configuration"
+    assert plan.setting("parallel").origin == "workload policy: max_model_len 1M -> long-context configuration"
 
 
 def test_auto_follows_the_policy_and_says_so(project: Project) -> None:
     plan, _ = plan_of(project, "  parallel = auto\n  speculative = auto\n  workload { concurrency = 100 }\n")
     assert (shown(plan, "parallel"), shown(plan, "speculative")) == ("tp + ep", "none")
-    assert plan.settings["parallel"].origin.endswith("(auto)")
+    assert plan.setting("parallel").origin.endswith("(auto)")
     nvidia, _ = plan_of(project, "  parallel = auto\n", "b200")
-    assert shown(nvidia, "parallel") == "tp + ep" and nvidia.settings["parallel"].origin == "recipe default (auto)"
+    assert shown(nvidia, "parallel") == "tp + ep" and nvidia.setting("parallel").origin == "recipe default (auto)"
 
 
 def test_adaptive_dspark_defaults_to_triton_on_amd(project: Project) -> None:
@@ -171,7 +171,7 @@ def test_load_time_conversion_on_amd_is_an_environment_switch(project: Project) 
 
 def test_unvalidated_accelerator_takes_its_vendors_defaults_but_no_checkpoint(project: Project) -> None:
     plan, result = plan_of(project, "  allow_unvalidated = true\n", "mi325x")
-    assert plan.path == "amd" and "checkpoint" not in plan.settings
+    assert plan.path == "amd" and plan.setting("checkpoint") is None
     assert {d.code for d in result.diagnostics} == {"SPK201", "SPK118"}
     (d,) = [d for d in result.diagnostics if d.code == "SPK118"]
     assert "`mxfp4`" in d.help and "`bf16-to-mxfp4`" in d.help and "`nvfp4`" not in d.help

@@ -84,8 +84,8 @@ def test_a_default_never_warns_against_itself(project: Project) -> None:
     )
     assert result.diagnostics == []
     (plan,) = result.plans
-    assert plan.settings["parallel"].value.spelled() == "tp + ep"
-    assert plan.settings["parallel"].origin == "workload policy: concurrency 48 -> tp + ep, dspark"
+    assert plan.setting("parallel").value.spelled() == "tp + ep"
+    assert plan.setting("parallel").origin == "workload policy: concurrency 48 -> tp + ep, dspark"
 
 
 def test_a_value_from_a_profile_is_located_there_with_a_note_at_extends(project: Project) -> None:

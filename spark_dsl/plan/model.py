@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args, overload
 
 from msgspec import Struct, field
 from msgspec.structs import force_setattr
@@ -13,6 +13,7 @@ from msgspec.structs import force_setattr
 # plan, and an import statement inside those properties cost about a fifth of each.
 from spark_dsl import catalog
 from spark_dsl.plan.template import with_ranks
+from spark_dsl.schema import deployment_schema
 from spark_dsl.span import Location
 from spark_dsl.values import Origin, SecretRef, Setting, TypedBody
 
@@ -22,6 +23,12 @@ if TYPE_CHECKING:
     from spark_dsl.schema import BlockSpec
 
 RECIPE_DEFAULT = "recipe default"
+# The settings plan/resolve.py gives every plan, on the recipe's paths and off them: `Plan.setting`
+# types these as set, and a plan built without one fails where it is built, not where it is read.
+AlwaysResolved = Literal[
+    "model", "accelerator", "gpus", "nodes", "modalities", "parallel", "speculative", "kv_cache_dtype"
+]
+ALWAYS_RESOLVED: tuple[str, ...] = get_args(AlwaysResolved)
 
 
 class Resolved(Struct, frozen=True):
@@ -282,6 +289,11 @@ class Plan(Struct, frozen=True, eq=False):
     # same few dozens of times per plan (a memo, not state: nothing a reader sees changes).
     _memo: dict[Any, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        missing = [key for key in ALWAYS_RESOLVED if key not in self.settings]
+        if missing:
+            raise ValueError(f"plan {self.name!r} is built without {', '.join(missing)} (Plan.setting promises them)")
+
     def _part(self, kind: str, label: str | None = None) -> Block:
         part: Block | None = self._memo.get((kind, label))
         if part is None:
@@ -316,12 +328,26 @@ class Plan(Struct, frozen=True, eq=False):
         """The `target KIND` block, or an empty one (so its defaults apply) when not declared."""
         return self.targets.get(kind) or self._part("target", kind)
 
-    def setting(self, key: str) -> Resolved:
-        return self.settings[key]
+    @overload
+    def setting(self, key: AlwaysResolved) -> Resolved: ...
+    @overload
+    def setting(self, key: str) -> Resolved | None: ...
+    def setting(self, key: str) -> Resolved | None:
+        """The key's value with its origin; None where the plan sets no value, leaving it to vLLM.
+
+        The one way to read a setting (docs/architecture.md, "Reading a setting"): it has no
+        KeyError path. A key of ALWAYS_RESOLVED is typed as set (the plan is built with each);
+        any other is `Resolved | None`, so mypy makes the reader say what an unset key means."""
+        return self.settings.get(key)
 
     def value(self, key: str) -> Any:
+        """The key's value; where the plan sets none, the schema's `fallback` for the key (the one
+        definition of each default: `allow_unvalidated` is false), else None, vLLM's own choice."""
         s = self.settings.get(key)
-        return None if s is None else s.value
+        if s is not None:
+            return s.value
+        spec = deployment_schema().keys.get(key)
+        return None if spec is None else spec.fallback
 
     @property
     def total_nodes(self) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cache
 from types import MappingProxyType
 
 from msgspec.structs import replace
@@ -15,17 +14,10 @@ from spark_dsl.plan.capacity import estimate_all
 from spark_dsl.plan.model import DEFAULT, RECIPE_DEFAULT, Block, Plan, Pool, Resolved
 from spark_dsl.schema import deployment_schema
 from spark_dsl.units import format_count
-from spark_dsl.values import Parallel, Speculative, TypedBody
+from spark_dsl.values import Parallel, Speculative, TypedBody, parse_parallel
 
 # Keys a deployment body sets directly, resolved in this order.
 _PASSTHROUGH = ("kv_cache_dtype", "max_num_seqs", "gpu_memory_utilization", "allow_unvalidated")
-
-
-@cache  # a few catalog spellings, asked for by several rules of every plan
-def parse_parallel(text: str) -> Parallel:
-    """The catalog's spelling (`tp+ep`) as a Parallel value."""
-    terms = set(text.replace(" ", "").split("+"))
-    return Parallel(has_tp="tp" in terms, ep="ep" in terms)
 
 
 def parse_speculative(text: str) -> Speculative:

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 from spark_dsl import catalog
 from spark_dsl.plan.model import Plan, Resolved
-from spark_dsl.plan.resolve import parse_parallel
 from spark_dsl.rules.registry import Finding, recipe_only, rule
+from spark_dsl.values import parse_parallel
 
 
 def _workload(plan: Plan) -> int | None:
     """C, when SPK401-405 apply: a path with a workload policy, a concurrency set, and the default context."""
-    conc = plan.settings.get("concurrency")
+    conc = plan.setting("concurrency")
     if not plan.vendor.workload_policy or conc is None or plan.long_context:
         return None
     return int(conc.value)
@@ -39,9 +39,10 @@ def _ep_on(plan: Plan) -> bool:
     return any(p.ep for p in plan.pools)
 
 
-def _conc_note(plan: Plan) -> tuple[str, Resolved]:
-    conc = plan.settings["concurrency"]
-    return (f"workload.concurrency = {conc.value}", conc)
+def _conc_notes(plan: Plan) -> tuple[tuple[str, Resolved], ...]:
+    """The concurrency the advice follows from: none when it is unset (no advice then)."""
+    conc = plan.setting("concurrency")
+    return () if conc is None else ((f"workload.concurrency = {conc.value}", conc),)
 
 
 @recipe_only
@@ -55,7 +56,7 @@ def _conc_note(plan: Plan) -> tuple[str, Resolved]:
     fixed="accelerator = mi355x\ncheckpoint  = bf16\nparallel    = tp\nworkload { concurrency = 48 }",
 )
 def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
-    par = plan.settings["parallel"]
+    par = plan.setting("parallel")
     if _workload(plan) is not None and _policy_never_ep(plan) and _ep_on(plan) and par.explicit:
         yield Finding(
             f"checkpoint `{plan.value('checkpoint')}` on AMD stays on plain tensor parallelism: "
@@ -63,7 +64,7 @@ def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
             par,
             "use `parallel = tp`",
             replace_with="tp",
-            notes=(_conc_note(plan),),
+            notes=_conc_notes(plan),
         )
 
 
@@ -80,7 +81,7 @@ def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
     fixed="accelerator = mi355x\nparallel    = tp + ep\nworkload { concurrency = 48 }",
 )
 def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
-    c, par = _workload(plan), plan.settings["parallel"]
+    c, par = _workload(plan), plan.setting("parallel")
     if (
         c is not None
         and c >= plan.thresholds.ep_from_concurrency
@@ -93,7 +94,7 @@ def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
             par,
             "use `parallel = tp + ep`",
             replace_with="tp + ep",
-            notes=(_conc_note(plan),),
+            notes=_conc_notes(plan),
         )
 
 
@@ -109,14 +110,14 @@ def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
     fixed="accelerator = mi355x\nparallel    = tp\nworkload { concurrency = 4 }",
 )
 def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
-    c, par = _workload(plan), plan.settings["parallel"]
+    c, par = _workload(plan), plan.setting("parallel")
     if c is not None and c < plan.thresholds.ep_from_concurrency and _ep_on(plan) and par.explicit:
         yield Finding(
             f"at {c} concurrent requests, plain tensor parallelism is the recipe's latency choice",
             par,
             "use `parallel = tp`",
             replace_with="tp",
-            notes=(_conc_note(plan),),
+            notes=_conc_notes(plan),
         )
 
 
@@ -132,7 +133,7 @@ def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
     fixed="accelerator = mi355x\nspeculative = none\nworkload { concurrency = 128 }",
 )
 def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
-    c, spec = _workload(plan), plan.settings["speculative"]
+    c, spec = _workload(plan), plan.setting("speculative")
     if c is not None and c > plan.thresholds.dspark_until_concurrency and spec.value.mode == "dspark" and spec.explicit:
         after = "TP+EP" if _policy_ep(plan, "high") is not False else "plain TP"
         yield Finding(
@@ -141,7 +142,7 @@ def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
             spec,
             "use `speculative = none`",
             replace_with="none",
-            notes=(_conc_note(plan),),
+            notes=_conc_notes(plan),
         )
 
 
@@ -158,7 +159,7 @@ def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
 )
 def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
     c = _workload(plan)
-    spec, par = plan.settings["speculative"], plan.settings["parallel"]
+    spec, par = plan.setting("speculative"), plan.setting("parallel")
     if c is None or not _policy_ep(plan, "mid") or spec.value.mode != "dspark" or _ep_on(plan):
         return
     # DSpark chosen by the user: the policy's own DSpark never warns against itself.
@@ -169,7 +170,7 @@ def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
             at,
             "use `parallel = tp + ep`",
             replace_with="tp + ep" if at is par else None,
-            notes=(_conc_note(plan),),
+            notes=_conc_notes(plan),
         )
 
 
@@ -185,7 +186,7 @@ def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
     fixed="accelerator = mi355x\nfrontend    = python",
 )
 def amd_rust_frontend(plan: Plan) -> Iterator[Finding]:
-    fe = plan.settings.get("frontend")
+    fe = plan.setting("frontend")
     if not plan.vendor.rust_frontend and fe is not None and fe.value == "rust" and fe.explicit:
         yield Finding(
             "the Rust frontend is validated on the NVIDIA path only; on AMD it is an untested optimization",

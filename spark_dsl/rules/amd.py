@@ -83,7 +83,7 @@ def amd_no_disaggregation(plan: Plan) -> Iterator[Finding]:
     fixed="accelerator = mi355x\nmodalities  = [text]",
 )
 def amd_text_only(plan: Plan) -> Iterator[Finding]:
-    mods = plan.settings["modalities"]
+    mods = plan.setting("modalities")
     if not plan.vendor.multimodal and set(mods.value) - {"text"}:
         extra = ", ".join(m for m in mods.value if m != "text")
         yield Finding(
@@ -100,7 +100,7 @@ def _required_setting_rule(req: catalog.RequiredSetting) -> None:
     commands always set to `good`, raised when the spec writes `bad` on that vendor's path."""
 
     def check(plan: Plan) -> Iterator[Finding]:
-        s = plan.settings.get(req.key)
+        s = plan.setting(req.key)
         if plan.path == req.vendor and s is not None and str(s.value).lower() == req.bad:
             yield Finding(req.message, s, f"use `{req.key} = {req.good}`", replace_with=req.good)
 

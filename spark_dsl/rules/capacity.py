@@ -122,7 +122,7 @@ def weights_fit(plan: Plan) -> Iterator[Finding]:
 def _weights_culprit(plan: Plan, est: CapacityEstimate) -> tuple[Resolved | None, str, Fix | None, str | None]:
     """What makes the weights too big, and its fix: a replica smaller than the node, the written
     checkpoint, or a written `gpus` below the node's; else the accelerator, with no single fix."""
-    ckpt, gpus = plan.settings.get("checkpoint"), plan.settings["gpus"]
+    ckpt, gpus = plan.setting("checkpoint"), plan.setting("gpus")
     pool = _pool_of(plan, est)
     node_gb = gpus.value * est.memory_per_gpu_gb * est.utilization
     if pool.tp < gpus.value and est.weights_gb <= node_gb:
@@ -138,7 +138,7 @@ def _weights_culprit(plan: Plan, est: CapacityEstimate) -> tuple[Resolved | None
     whole = plan.accelerator.gpus_per_node
     if gpus.explicit and gpus.value < whole and est.weights_gb <= whole * est.memory_per_gpu_gb * est.utilization:
         return gpus, f"use all {whole} GPUs of a node: `gpus = {whole}`", None, str(whole)
-    at = ckpt if ckpt is not None and ckpt.explicit else gpus if gpus.explicit else plan.settings["accelerator"]
+    at = ckpt if ckpt is not None and ckpt.explicit else gpus if gpus.explicit else plan.setting("accelerator")
     return (
         at,
         "use accelerators with more memory, or a smaller checkpoint" + _over_nodes(plan, est, node_gb),
@@ -175,7 +175,7 @@ def headroom(plan: Plan) -> Iterator[Finding]:
     fraction = plan.thresholds.kv_headroom_fraction
     for est in plan.capacity:
         if est.headroom_gb < fraction * est.memory_per_replica_gb:
-            ckpt, util = plan.settings.get("checkpoint"), plan.settings.get("gpu_memory_utilization")
+            ckpt, util = plan.setting("checkpoint"), plan.setting("gpu_memory_utilization")
             at = ckpt if ckpt is not None and ckpt.explicit else util if util is not None else ckpt
             help_text = "use a smaller checkpoint, drop the draft model, or raise `gpu_memory_utilization`"
             fix = None
@@ -216,7 +216,7 @@ def headroom(plan: Plan) -> Iterator[Finding]:
 def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
     for est in plan.capacity:
         if est.sequences_fit < 1:
-            at = plan.settings.get("max_model_len")
+            at = plan.setting("max_model_len")
             fits = _tokens_that_fit(est)
             smaller = catalog.load().smallest_kv_cache_dtype()
             # Named only where it is not the KV cache already: else the help leads back to this spec.
@@ -230,7 +230,7 @@ def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
             yield Finding(
                 f"one sequence of {est.sequence_tokens:,} tokens needs {est.sequence_gb:g} GB of KV "
                 f"cache, but {_left(est)}",
-                at if at is not None and at.explicit else plan.settings.get("checkpoint"),
+                at if at is not None and at.explicit else plan.setting("checkpoint"),
                 help_text,
                 notes=(_weights_note(plan, est),),
                 fix=fix,
@@ -252,8 +252,8 @@ def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
     suppressed_by=("SPK301",),
 )
 def sequences_fit(plan: Plan) -> Iterator[Finding]:
-    seqs = plan.settings.get("max_num_seqs")
-    conc = plan.settings.get("concurrency")
+    seqs = plan.setting("max_num_seqs")
+    conc = plan.setting("concurrency")
     if seqs is None and conc is None:
         return
     replicas = max(p.dp_size for p in plan.pools)

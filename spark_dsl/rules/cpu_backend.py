@@ -127,7 +127,7 @@ def host_memory_required(plan: Plan) -> Iterator[Finding]:
     written = f"runtime {{ host_memory = {gib_text(need)} }}"
     yield Finding(
         f"`accelerator = {plan.accelerator.id}` needs the host memory vLLM may use on each node",
-        plan.settings["accelerator"],
+        plan.setting("accelerator"),
         f"set `{written}` or more: the least that holds the weights and one full-length sequence "
         "(vLLM's processes need memory beside it)",
         label="no host memory",
@@ -181,7 +181,7 @@ def checkpoint_format(plan: Plan) -> Iterator[Finding]:
         return
     runs = ", ".join(acc.weight_formats)
     other = next((c.id for c in plan.model.checkpoints.values() if c.dtype in acc.weight_formats), None)
-    written = plan.settings.get("checkpoint")
+    written = plan.setting("checkpoint")
     explicit = written is not None and written.explicit
     if other is None:
         help_text = f"declare a {runs} checkpoint of `{plan.model.id}`, or use a GPU accelerator"
@@ -191,7 +191,7 @@ def checkpoint_format(plan: Plan) -> Iterator[Finding]:
         fix = None if explicit else add_to_body_of(plan, None, "checkpoint", other, help_text)
     yield Finding(
         f"checkpoint `{ckpt.id}` has {ckpt.dtype} weights, and `{acc.id}` runs {runs} weights only",
-        written if explicit else plan.settings["accelerator"],
+        written if explicit else plan.setting("accelerator"),
         help_text,
         label=f"no {ckpt.dtype} here",
         replace_with=other if explicit else None,
@@ -233,7 +233,7 @@ def checkpoint_format(plan: Plan) -> Iterator[Finding]:
     ),
 )
 def no_draft_on_host(plan: Plan) -> Iterator[Finding]:
-    spec = plan.settings.get("speculative")
+    spec = plan.setting("speculative")
     if spec is None or spec.value.mode == "none" or plan.accelerator.speculative_decoding:
         return
     yield Finding(
@@ -258,7 +258,7 @@ class _Ignored(Struct, frozen=True):
 
 def _ignored(plan: Plan) -> Iterator[_Ignored]:
     source = plan.deployment.source
-    util = plan.settings.get("gpu_memory_utilization")
+    util = plan.setting("gpu_memory_utilization")
     if util is not None and util.location is not None:
         mine = util.location.file == source.name
         yield _Ignored(
@@ -269,7 +269,7 @@ def _ignored(plan: Plan) -> Iterator[_Ignored]:
             "remove it: `runtime.host_memory` is the memory here",
             remove_entry("remove `gpu_memory_utilization`", source, util.location.span) if mine else None,
         )
-    att = plan.settings.get("attention")
+    att = plan.setting("attention")
     backend = catalog.load().attention_backend(att.value) if att is not None else None
     if att is not None and att.location is not None and backend is not None:
         yield _Ignored(
@@ -375,7 +375,7 @@ def ignored_settings(plan: Plan) -> Iterator[Finding]:
     ),
 )
 def fp8_kv_cache(plan: Plan) -> Iterator[Finding]:
-    kv = plan.settings.get("kv_cache_dtype")
+    kv = plan.setting("kv_cache_dtype")
     if not plan.accelerator.on_host or kv is None or kv.value == "auto" or not kv.explicit:
         return
     yield Finding(
@@ -603,7 +603,7 @@ def auto_binding(plan: Plan) -> Iterator[Finding]:
         return
     yield Finding(
         f"{ranks} ranks per node with vLLM's `auto` CPU binding, which needs a NUMA node for each",
-        plan.settings["gpus"] if plan.settings["gpus"].explicit else plan.settings["accelerator"],
+        plan.setting("gpus") if plan.setting("gpus").explicit else plan.setting("accelerator"),
         f'set `runtime {{ cpu_cores = "..." }}` to the host\'s CPUs for the {ranks} ranks (as `lscpu` '
         f'numbers them, e.g. `"0-{2 * ranks - 1}"`), or `serve {{ env {{ {THREADS_BIND_ENV} = "nobind" }} }}`',
         label="auto binding",

@@ -59,7 +59,7 @@ def accelerator_validated(plan: Plan) -> Iterator[Finding]:
         validated = plan.vendor.validated_alternative
         yield Finding(
             f"accelerator `{plan.accelerator.id}` is not validated for Muse Spark Open",
-            plan.settings["accelerator"],
+            plan.setting("accelerator"),
             f"use `accelerator = {validated}` (validated: {_validated_accelerators()})"
             # Once set, naming it again would be help that leads back to the same spec.
             + ("" if plan.value("allow_unvalidated") else f", or set `allow_unvalidated = true` {_AT_RISK}"),
@@ -83,7 +83,7 @@ def accelerator_validated(plan: Plan) -> Iterator[Finding]:
     fixed="accelerator = mi355x\ncheckpoint  = mxfp4",
 )
 def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
-    ckpt = plan.settings.get("checkpoint")
+    ckpt = plan.setting("checkpoint")
     # No recipe path on the accelerator's vendor (vLLM's CPU backend): SPK201 says it is outside.
     if ckpt is None or plan.checkpoint is None or not catalog.load().has_path(plan.path):
         return
@@ -127,7 +127,7 @@ def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
     suppressed_by=("SPK236",),
 )
 def attention_vendor(plan: Plan) -> Iterator[Finding]:
-    att = plan.settings.get("attention")
+    att = plan.setting("attention")
     if att is None:
         return
     backend = catalog.load().attention_backend(att.value)

@@ -46,6 +46,6 @@ def workload_longer_than_context(plan: Plan) -> Iterator[Finding]:
         if fits
         else f"keep `output_tokens` plus `input_tokens` within {int(limit):,}, or raise `max_model_len`",
         label=f"{needed:,} tokens with the output",
-        notes=((f"max_model_len is {int(limit):,} tokens", plan.settings.get("max_model_len")),),
+        notes=((f"max_model_len is {int(limit):,} tokens", plan.setting("max_model_len")),),
         replace_with=str(room) if fits else None,
     )

@@ -16,12 +16,17 @@ def _tokens(n: int) -> str:
     return f"{format_count(n)} ({n:,} tokens)"
 
 
-def _long_context_note(plan: Plan) -> tuple[str, Resolved | None]:
-    mml = plan.settings["max_model_len"]
+def _long_context_notes(plan: Plan) -> tuple[tuple[str, Resolved], ...]:
+    """The setting that selects the long-context configuration: none without `max_model_len`."""
+    mml = plan.setting("max_model_len")
+    if mml is None:
+        return ()
     return (
-        f"max_model_len = {format_count(mml.value)} selects the long-context configuration "
-        f"(above {format_count(plan.thresholds.default_context)})",
-        mml,
+        (
+            f"max_model_len = {format_count(mml.value)} selects the long-context configuration "
+            f"(above {format_count(plan.thresholds.default_context)})",
+            mml,
+        ),
     )
 
 
@@ -37,7 +42,7 @@ def _long_context_note(plan: Plan) -> tuple[str, Resolved | None]:
     fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\ncheckpoint    = mxfp4",
 )
 def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
-    ckpt = plan.settings.get("checkpoint")
+    ckpt = plan.setting("checkpoint")
     allowed = plan.thresholds.long_context_checkpoints
     if plan.vendor.long_context_restricted and plan.long_context and ckpt is not None and ckpt.value not in allowed:
         only = " or ".join(f"`{c}`" for c in allowed)
@@ -45,7 +50,7 @@ def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
             f"long context on AMD is validated with {only} only, found `{ckpt.value}`",
             ckpt,
             f"use `checkpoint = {allowed[0]}`, or `max_model_len = {format_count(plan.thresholds.default_context)}`",
-            notes=(_long_context_note(plan),),
+            notes=_long_context_notes(plan),
             replace_with=allowed[0],
         )
 
@@ -69,7 +74,7 @@ def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
                     pool.parallel,
                     "use `parallel = tp`",
                     label="expert parallelism is on",
-                    notes=(_long_context_note(plan),),
+                    notes=_long_context_notes(plan),
                     replace_with="tp",
                 )
                 return
@@ -89,10 +94,10 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
     if not plan.vendor.long_context_restricted or not plan.long_context:
         return
     limit = plan.thresholds.long_context_max_num_seqs
-    seqs = plan.settings.get("max_num_seqs")
+    seqs = plan.setting("max_num_seqs")
     allowed = max_num_seqs_allowed(plan)  # what SPK304 allows too, so the two never disagree
     if seqs is None:
-        mml = plan.settings["max_model_len"]
+        mml = plan.setting("max_model_len")
         yield Finding(
             f"long context on AMD needs `max_num_seqs` of at most {limit}; it is unset (vLLM's default is higher)",
             mml,
@@ -105,7 +110,7 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
             f"long context on AMD allows at most {limit} sequences, found `max_num_seqs = {seqs.value}`",
             seqs,
             f"set `max_num_seqs = {allowed}`",
-            notes=(_long_context_note(plan),),
+            notes=_long_context_notes(plan),
             replace_with=str(allowed),
         )
 
@@ -122,7 +127,7 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
     fixed="accelerator    = mi355x\nmax_model_len  = 1M\nmax_num_seqs   = 8\nkv_cache_dtype = fp8",
 )
 def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
-    kv = plan.settings["kv_cache_dtype"]
+    kv = plan.setting("kv_cache_dtype")
     allowed = plan.thresholds.long_context_kv_dtypes
     if plan.vendor.long_context_restricted and plan.long_context and kv.value not in allowed:
         # The first allowed dtype that is not vLLM's default: the one the recipe names.
@@ -131,7 +136,7 @@ def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
             f"long context on AMD uses the default or {fp8.upper()} (E4M3) KV cache, found `{kv.value}`",
             kv,
             f"use `kv_cache_dtype = {fp8}`",
-            notes=(_long_context_note(plan),),
+            notes=_long_context_notes(plan),
             replace_with=fp8,
         )
 
@@ -147,7 +152,7 @@ def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
     fixed="max_model_len = 1M",
 )
 def within_model_context(plan: Plan) -> Iterator[Finding]:
-    mml = plan.settings.get("max_model_len")
+    mml = plan.setting("max_model_len")
     if mml is not None and mml.value > plan.model.max_context:
         yield Finding(
             f"max_model_len {_tokens(mml.value)} exceeds the model's context of {_tokens(plan.model.max_context)}",

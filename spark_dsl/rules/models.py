@@ -102,7 +102,7 @@ def _tp_fix(plan: Plan, pool: Pool, size: int) -> tuple[Resolved, Fix | None]:
         written: Parallel = pool.parallel.value
         value = replace(written, tp=size, has_tp=True)
         return pool.parallel, set_parallel(plan, pool, value, f"use `parallel = {spelled(value)}`")
-    return plan.settings["gpus"], replace_or_add(plan, "gpus", str(size), f"use `gpus = {size}`")
+    return plan.setting("gpus"), replace_or_add(plan, "gpus", str(size), f"use `gpus = {size}`")
 
 
 @rule(
@@ -177,14 +177,14 @@ def _split_replica(plan: Plan, pool: Pool, heads: int, message: str) -> Finding:
     if not _replica_fits(plan, smaller):
         return Finding(
             message,
-            pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
+            pool.parallel if pool.parallel.explicit else plan.setting("gpus"),
             f"a tensor-parallel size of {heads} would hold each KV head once, but the weights of "
             f"`{plan.model.id}` do not fit {heads * smaller.pp} GPUs with room for the KV cache: keep this layout",
             label="KV heads replicated",
         )
     return Finding(
         message,
-        pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
+        pool.parallel if pool.parallel.explicit else plan.setting("gpus"),
         f"to hold each KV head once, use `parallel = {text}`: the same GPUs as "
         + ("pipeline stages" if pool.pp > 1 else "data-parallel replicas")
         + f" of TP {heads}",
@@ -205,7 +205,7 @@ def _replica_fits(plan: Plan, pool: Pool) -> bool:
         return True
     if est.sequences_fit < 1 or est.headroom_gb < plan.thresholds.kv_headroom_fraction * est.memory_per_replica_gb:
         return False
-    seqs, conc = plan.settings.get("max_num_seqs"), plan.settings.get("concurrency")
+    seqs, conc = plan.setting("max_num_seqs"), plan.setting("concurrency")
     wanted = max(seqs.value if seqs else 0, ceil(conc.value / pool.dp_size) if conc else 0)
     return wanted <= est.sequences_fit
 
@@ -267,12 +267,12 @@ def checkpoint_runs(plan: Plan) -> Iterator[Finding]:
     others = [
         c for c in others if c.dtype not in catalog.Accelerator.__struct_fields__ or getattr(plan.accelerator, c.dtype)
     ]
-    ckpt = plan.settings.get("checkpoint")
+    ckpt = plan.setting("checkpoint")
     instead = f"`checkpoint = {others[0].id}`, or " if others and ckpt is not None and ckpt.explicit else ""
     yield Finding(
         f"checkpoint `{plan.checkpoint.id}` has {plan.checkpoint.dtype} weights, which need "
         f"{missing.upper()} support; `{plan.accelerator.id}` has none",
-        plan.settings["accelerator"],
+        plan.setting("accelerator"),
         f"use {instead}an accelerator with {missing.upper()} (`accelerator = {able[0]}`)" if able else "",
         label=f"no {missing.upper()}",
         severity=Severity.ERROR,
@@ -308,7 +308,7 @@ def checkpoint_runs(plan: Plan) -> Iterator[Finding]:
     "}",
 )
 def checkpoint_of_the_model(plan: Plan) -> Iterator[Finding]:
-    ckpt = plan.settings.get("checkpoint")
+    ckpt = plan.setting("checkpoint")
     if ckpt is None or ckpt.value in plan.model.checkpoints or not plan.model.checkpoints:
         return
     first = next(iter(plan.model.checkpoints))
@@ -397,7 +397,7 @@ def ep_needs_experts(plan: Plan) -> Iterator[Finding]:
 def speculative_needs_a_draft(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.speculative_decoding:
         return  # SPK235: no draft runs there at all
-    spec = plan.settings.get("speculative")
+    spec = plan.setting("speculative")
     if spec is None or spec.value.mode == "none" or plan.model.draft is not None:
         return
     yield Finding(

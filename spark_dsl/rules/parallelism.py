@@ -29,7 +29,7 @@ def _pool_label(pool: Pool) -> str:
 def nodes_resolved(plan: Plan) -> Resolved:
     """The node count to point at: the top-level `nodes` if written, else the first pool's that asks
     for more than one node (SPK216 on the AMD path reads it too)."""
-    nodes = plan.settings["nodes"]
+    nodes = plan.setting("nodes")
     if nodes.explicit:
         return nodes
     for pool in plan.pools:
@@ -53,7 +53,7 @@ def nodes_resolved(plan: Plan) -> Resolved:
     fixed="accelerator = b200\nparallel    = tp + ep",
 )
 def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
-    gpus = plan.settings["gpus"]
+    gpus = plan.setting("gpus")
     for pool in plan.pools:
         if pool.tp != gpus.value:
             fitting = spelled(pool_parallel(plan, pool))
@@ -89,7 +89,7 @@ def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
 )
 def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
     gpus = plan.value("gpus")
-    nodes = plan.settings["nodes"]
+    nodes = plan.setting("nodes")
     if plan.disaggregated and nodes.explicit and nodes.value != plan.total_nodes:
         yield Finding(
             f"nodes = {nodes.value} differs from the {plan.total_nodes} nodes of the disaggregation pools",
@@ -188,7 +188,7 @@ def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
         # (SPK223).
         return
     heads = plan.model.architecture.kv_heads
-    gpus = plan.settings["gpus"]
+    gpus = plan.setting("gpus")
     whole = plan.accelerator.gpus_per_node
     for pool in plan.pools:
         if not heads % pool.tp or not pool.tp % heads:  # a multiple: vLLM replicates the KV heads (SPK224)
@@ -238,7 +238,7 @@ def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
             sizes = _expert_parallel_sizes(experts)
             yield Finding(
                 f"expert-parallel size {size} (TP {pool.tp} x DP {pool.dp_size}) does not divide the {experts} experts",
-                pool.parallel if pool.parallel.explicit else plan.settings["gpus"],
+                pool.parallel if pool.parallel.explicit else plan.setting("gpus"),
                 f"choose TP x DP as {sizes}, or drop `ep` (`parallel = {spelled(without_ep)}`); "
                 "an uneven split runs, with the ranks that hold one more expert setting the pace, "
                 "but not with `--enable-eplb`",
@@ -392,7 +392,7 @@ def pp_where_vllm_refuses(plan: Plan) -> Iterator[Finding]:
                 fix=set_parallel(plan, pool, instead, f"use `parallel = {spelled(instead)}`"),
             )
             return
-    spec = plan.settings.get("speculative")
+    spec = plan.setting("speculative")
     staged = next((pool for pool in plan.pools if pool.pp > 1), None)
     if staged is not None and spec is not None and spec.value.mode == "dspark" and spec.value.adaptive:
         plain = replace(spec.value, adaptive=False)

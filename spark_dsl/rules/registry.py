@@ -94,7 +94,7 @@ def _location(plan: Plan, resolved: Resolved | None) -> Location:
     the accelerator, whose defaults they are, stands for it, never the deployment's name."""
     if resolved is not None and resolved.location is not None:
         return resolved.location
-    accelerator = plan.settings.get("accelerator")
+    accelerator = plan.setting("accelerator")
     if accelerator is not None and accelerator.location is not None:
         return accelerator.location
     dep = plan.deployment
@@ -119,7 +119,7 @@ def _replaces_identity(plan: Plan, fix: Fix) -> bool:
     """Whether a fix edits the written `model` or `accelerator`: no fix replaces what is deployed
     or where (docs/fixes.md); the help may still name another, as a suggestion."""
     for key in IDENTITY_KEYS:
-        setting = plan.settings.get(key)
+        setting = plan.setting(key)
         where = setting.location if setting is not None else None
         if where is None:
             continue

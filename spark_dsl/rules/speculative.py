@@ -23,7 +23,7 @@ from spark_dsl.rules.registry import Finding, recipe_only, rule
     fixed="accelerator = mi355x\nspeculative = dspark(adaptive)\nattention   = triton",
 )
 def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
-    spec, att = plan.settings["speculative"], plan.settings.get("attention")
+    spec, att = plan.setting("speculative"), plan.setting("attention")
     # The path's recipe names the one backend adaptive DSpark runs with (none: any backend).
     cat = catalog.load()
     needed = cat.path_defaults(plan.path).attention_with_adaptive_dspark if cat.has_path(plan.path) else None
@@ -51,12 +51,12 @@ def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
     fixed="speculative  = dspark\nmodel_runner = v2",
 )
 def dspark_v2(plan: Plan) -> Iterator[Finding]:
-    runner = plan.settings.get("model_runner")
+    runner = plan.setting("model_runner")
     if runner is not None and runner.value == "v1" and plan.value("speculative").mode == "dspark":
         yield Finding(
             "speculative decoding with DSpark runs only on the V2 model runner",
             runner,
             "use `model_runner = v2`, or `speculative = none`",
-            notes=(("speculative decoding is DSpark here", plan.settings["speculative"]),),
+            notes=(("speculative decoding is DSpark here", plan.setting("speculative")),),
             replace_with="v2",
         )

@@ -23,7 +23,7 @@ from spark_dsl.rules.suggest import add_to_body_of
 def checkpoint_required(plan: Plan) -> Iterator[Finding]:
     acc = plan.accelerator
     # The recipe's model on an accelerator of its path (the others get the model's first checkpoint).
-    if "checkpoint" in plan.settings or acc.memory_gb is None:
+    if plan.setting("checkpoint") is not None or acc.memory_gb is None:
         return
     budget = acc.memory_gb * plan.value("gpus") * plan.thresholds.gpu_memory_utilization
     fitting = [c for c in plan.model.checkpoints.values() if c.weights_gb < budget and (not c.needs_fp4 or acc.fp4)]
@@ -33,7 +33,7 @@ def checkpoint_required(plan: Plan) -> Iterator[Finding]:
     smallest = min(fitting, key=lambda c: c.weights_gb).id if fitting else None
     yield Finding(
         f"accelerator `{acc.id}` is outside the recipe, so there is no default checkpoint",
-        plan.settings["accelerator"],
+        plan.setting("accelerator"),
         f"set `checkpoint`; checkpoints that fit {plan.value('gpus')} x {acc.display_name}: {listing}",
         label="no default checkpoint here",
         fix=add_to_body_of(plan, None, "checkpoint", smallest, f"set `checkpoint = {smallest}`") if smallest else None,
@@ -51,7 +51,7 @@ def checkpoint_required(plan: Plan) -> Iterator[Finding]:
     fixed="modalities = [text, image]",
 )
 def text_modality(plan: Plan) -> Iterator[Finding]:
-    mods = plan.settings["modalities"]
+    mods = plan.setting("modalities")
     if "text" not in mods.value:
         yield Finding(
             "`modalities` must include `text`",

@@ -40,7 +40,7 @@ def set_parallel(plan: Plan, pool: Pool, value: Parallel, message: str) -> Fix |
     text = spelled(value)
     written = pool.parallel
     # A pool that inherits the deployment's parallelism gets its own: the other pool keeps it.
-    inherited = plan.disaggregated and written is plan.settings.get("parallel")
+    inherited = plan.disaggregated and written is plan.setting("parallel")
     if written.explicit and written.location is not None and not inherited:
         return replacement(message, written.location.file, written.location.span, text)
     if not plan.disaggregated:
@@ -80,7 +80,7 @@ def add_to_body_of(plan: Plan, anchor: Resolved | None, key: str, value: str, me
 
 def replace_or_add(plan: Plan, key: str, value: str, message: str) -> Fix | None:
     """The fix that sets a deployment setting: its written value replaced, else the key added."""
-    current = plan.settings.get(key)
+    current = plan.setting(key)
     if current is not None and current.location is not None:
         return replacement(message, current.location.file, current.location.span, value)
     return add_to_body_of(plan, None, key, value, message)

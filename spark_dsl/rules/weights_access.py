@@ -47,7 +47,7 @@ def local_path_elsewhere(plan: Plan) -> Iterator[Finding]:
         yield Finding(
             f"model `{plan.model.id}` serves {_shown(served[0])}, a folder of the machine that wrote the "
             f"spec, but `target {target.kind}` runs elsewhere: {target.elsewhere}",
-            plan.settings.get("model"),
+            plan.setting("model"),
             'name the Hub repository in the model\'s checkpoint (`repository = "org/name"`, or '
             "`spark model import PATH --repo ORG/NAME`), or set `runtime { model_path }` to where "
             "the serving machines keep the weights",
@@ -75,7 +75,7 @@ def gated_without_token(plan: Plan) -> Iterator[Finding]:
     yield Finding(
         f"model `{plan.model.id}` downloads {_shown(served[0])}, a gated Hugging Face repository, "
         "and the deployment gives no `runtime.hf_token`",
-        plan.settings.get("model"),
+        plan.setting("model"),
         f"add `{TOKEN_LINE}`: a secret holding the token of an account granted access on "
         f"https://huggingface.co/{served[0]}",
         label="gated: needs a token",

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.schema import KeySpec
 from spark_dsl.span import Span
 from spark_dsl.syntax import ast
 from spark_dsl.typecheck.calls import call_args, count_arg
 from spark_dsl.typecheck.context import Context
-from spark_dsl.values import Parallel
+from spark_dsl.values import PARALLEL_TERMS, Parallel
 
-TERMS = ("tp", "pp", "ep", "dp")
 # The terms that take a count, and what the count is (SPK121's message when it is missing).
 COUNTED = {"dp": "data-parallel replicas", "pp": "pipeline stages"}
 
@@ -18,36 +19,25 @@ COUNTED = {"dp": "data-parallel replicas", "pp": "pipeline stages"}
 def read_parallel(ctx: Context, key: KeySpec, value: ast.Value) -> Parallel:
     if isinstance(value, ast.Symbol) and value.name == "auto":
         return Parallel(auto=True)
-    terms = value.terms if isinstance(value, ast.Combination) else (value,)
-    tp: int | None = None
-    has_tp = ep = False
-    counts: dict[str, int] = {}
-    seen: set[str] = set()
-    for term in terms:
-        name, args = _term(ctx, key, value, term, seen)
-        if name == "tp":
-            has_tp = True
-            if args:
-                tp = count_arg(ctx, "tp", args[0].value)
-        elif name == "ep":
-            ep = True
-        else:
-            if not args:
-                ctx.error(
-                    "SPK121",
-                    f"`{name}` needs the number of {COUNTED[name]}",
-                    term.span,
-                    help=f"write e.g. `{name}(2)`",
-                    fixes=(replacement(f"write `{name}(2)`", ctx.file, term.span, f"{name}(2)"),),
-                )
-            counts[name] = count_arg(ctx, name, args[0].value)
-    return Parallel(tp=tp, has_tp=has_tp, ep=ep, dp=counts.get("dp"), pp=counts.get("pp"))
+    terms: dict[str, int | None] = {}
+    for term in value.terms if isinstance(value, ast.Combination) else (value,):
+        name, args = _term(ctx, key, value, term, terms)
+        if name in COUNTED and not args:
+            ctx.error(
+                "SPK121",
+                f"`{name}` needs the number of {COUNTED[name]}",
+                term.span,
+                help=f"write e.g. `{name}(2)`",
+                fixes=(replacement(f"write `{name}(2)`", ctx.file, term.span, f"{name}(2)"),),
+            )
+        terms[name] = count_arg(ctx, name, args[0].value) if args else None  # `ep` takes none
+    return Parallel.of_terms(terms)
 
 
 def _term(
-    ctx: Context, key: KeySpec, value: ast.Value, term: ast.Value, seen: set[str]
+    ctx: Context, key: KeySpec, value: ast.Value, term: ast.Value, seen: Collection[str]
 ) -> tuple[str, tuple[ast.Arg, ...]]:
-    """One term's name and arguments, once it is known, not repeated, and called right."""
+    """One term's name and arguments, once it is known, not among those `seen` before, and called right."""
     args: tuple[ast.Arg, ...]
     if isinstance(term, ast.Symbol):
         name, args = term.name, ()
@@ -57,7 +47,7 @@ def _term(
         ctx.wrong_type(key, term, "tp + ep")
         raise AssertionError  # pragma: no cover
     span = term.span if isinstance(term, ast.Symbol) else term.name.span
-    if name not in TERMS:
+    if name not in PARALLEL_TERMS:
         # Dropping a term takes its `+` with it; the terms left are a parallelism of their own.
         without = term_removal(ctx, value, term)
         if name == "auto":
@@ -73,7 +63,7 @@ def _term(
             f"`{name}` is not a parallelism term",
             span,
             name,
-            TERMS,
+            PARALLEL_TERMS,
             "combine `tp`, `tp(N)`, `pp(N)`, `ep` and `dp(N)` with `+`, or write `auto`",
             otherwise=without or ctx.rewrite("write `auto`", value, "auto"),
         )
@@ -86,7 +76,6 @@ def _term(
             help=f"keep one `{name}` term",
             fixes=(without,) if without else (),
         )
-    seen.add(name)
     if isinstance(term, ast.Call):
         call_args(ctx, term, {}, 1 if name != "ep" else 0)
     return name, args
