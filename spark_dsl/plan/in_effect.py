@@ -18,6 +18,7 @@ from spark_dsl import catalog
 from spark_dsl.plan.model import DEFAULT, RECIPE_DEFAULT, Block, Plan, Resolved
 from spark_dsl.schema import KeySpec, Kind, deployment_schema
 from spark_dsl.span import Location
+from spark_dsl.values import Setting
 
 VLLM_DEFAULT = "vLLM default"
 # The plan's own keys, in the order people read them (RULES.md's order of decisions).
@@ -68,17 +69,51 @@ class InEffect(Struct, frozen=True):
     kind: Kind | None = None
     described: bool = False
 
+    @classmethod
+    def of(cls, key: str, resolved: Resolved, kind: Kind | None = None) -> InEffect:
+        return cls(key, resolved.value, resolved.origin, resolved.location, kind)
+
+
+# The rows below are the one table of values with their origins: `spark plan` lists them with the
+# defaults the plan computes, the language server's hover (lsp/resolved.py) with the schema's words.
+
+
+def plan_rows(plan: Plan) -> dict[str, InEffect]:
+    """The plan's own settings (what the recipe resolves), by key, in the order the plan resolved them."""
+    schema = deployment_schema().keys
+    return {key: InEffect.of(key, r, schema[key].kind if key in schema else None) for key, r in plan.settings.items()}
+
+
+Default = Callable[[str, KeySpec], InEffect | None]
+
+
+def key_rows(block: Block, prefix: str, default: Default) -> Iterator[InEffect]:
+    """A block's keys in schema order (`prefix.key`, or `key` at the top): each written value with
+    where it was written, else what `default` says for the key (None: no row)."""
+    for key, spec in block.spec.keys.items():
+        dotted = f"{prefix}.{key}" if prefix else key
+        setting = block.setting(key)
+        found = default(dotted, spec) if setting is None else entry_row(dotted, setting, spec.kind)
+        if found is not None:
+            yield found
+
+
+def entry_row(dotted: str, setting: Setting, kind: Kind | None = None) -> InEffect:
+    """A value as written (a key's, or an entry's of a map block such as `env`), with where."""
+    return InEffect.of(dotted, Resolved.from_setting(setting), kind)
+
+
+def described(dotted: str, spec: KeySpec) -> InEffect | None:
+    """The schema's words for a key's default (`by recipe path`), or None where it has none."""
+    return InEffect(dotted, spec.default, DEFAULT, None, spec.kind, described=True) if spec.default else None
+
 
 def settings_in_effect(plan: Plan) -> list[InEffect]:
     return [*_plan_settings(plan), *_block_settings(plan)]
 
 
 def _plan_settings(plan: Plan) -> Iterator[InEffect]:
-    schema = deployment_schema().keys
-    settings = {
-        key: InEffect(key, r.value, r.origin, r.location, schema[key].kind if key in schema else None)
-        for key, r in plan.settings.items()
-    }
+    settings = plan_rows(plan)
     for key, default in _vllm_defaults(plan).items():
         settings.setdefault(key, default)
     settings.setdefault("allow_unvalidated", InEffect("allow_unvalidated", False, DEFAULT, kind=Kind.BOOL))
@@ -148,27 +183,17 @@ def _block_settings(plan: Plan) -> Iterator[InEffect]:
 
 
 def _keys(plan: Plan, prefix: str, block: Block) -> Iterator[InEffect]:
-    spec = block.spec
-    for key, key_spec in spec.keys.items():
-        dotted = f"{prefix}.{key}"
-        if dotted in SHOWN_BY_PLAN:
-            continue
-        setting = block.setting(key)
-        if setting is not None:
-            r = Resolved.from_setting(setting)
-            yield InEffect(dotted, r.value, r.origin, r.location, key_spec.kind)
-            continue
+    def default(dotted: str, spec: KeySpec) -> InEffect | None:
         applies = _APPLIES.get(dotted)
         if applies is not None and not applies(plan, block):
-            continue  # a default that only matters with another setting
-        found = _default(plan, dotted, key_spec, block)
-        if found is not None:
-            yield found
-    for name, nested in spec.blocks.items():
+            return None  # a default that only matters with another setting
+        return _default(plan, dotted, spec, block)
+
+    yield from (row for row in key_rows(block, prefix, default) if row.key not in SHOWN_BY_PLAN)
+    for name, nested in block.spec.blocks.items():
         if nested.map_of is not None:
             for key, setting in sorted(block.block(name).entries().items()):
-                r = Resolved.from_setting(setting)
-                yield InEffect(f"{prefix}.{name}.{key}", r.value, r.origin, r.location, nested.map_of)
+                yield entry_row(f"{prefix}.{name}.{key}", setting, nested.map_of)
 
 
 def _disaggregation(plan: Plan, block: Block) -> Iterator[InEffect]:
@@ -189,9 +214,7 @@ def _default(plan: Plan, dotted: str, spec: KeySpec, block: Block) -> InEffect |
         return InEffect(dotted, value, origin, None, spec.kind)
     if spec.fallback is not None:
         return InEffect(dotted, spec.fallback, DEFAULT, None, spec.kind)
-    if not spec.default:
-        return None  # nothing in effect: the key is simply not used
-    return InEffect(dotted, spec.default, DEFAULT, None, spec.kind, described=True)
+    return described(dotted, spec)  # None: nothing in effect, the key is simply not used
 
 
 # ---- defaults that depend on other settings: the values the targets compute ------------------
