@@ -123,11 +123,12 @@ def test_the_405b_spec_launches_one_pipeline_over_two_nodes() -> None:
     assert head.argv == (
         "vllm", "serve", "meta-llama/Llama-3.1-405B-Instruct", "--port", "8000", *common,
         *rendezvous[:2], "--node-rank", "0", *rendezvous[2:], "--max-model-len", "32768", "--max-num-seqs", "16",
+        "--shutdown-timeout", "60",
     )  # fmt: skip
     assert worker.argv == (
         "vllm", "serve", "meta-llama/Llama-3.1-405B-Instruct", *common,
         *rendezvous[:2], "--node-rank", "1", *rendezvous[2:], "--headless", "--max-model-len", "32768",
-        "--max-num-seqs", "16",
+        "--max-num-seqs", "16", "--shutdown-timeout", "60",
     )  # fmt: skip
     assert (head.api_server, head.port, worker.api_server, worker.port) == (True, 8000, False, None)
     assert [launch.node_rank for launch in launches] == [0, 1]

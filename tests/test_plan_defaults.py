@@ -96,6 +96,9 @@ def test_amd_launch_spells_every_default(project: Project) -> None:
         "--attention-backend",
         "ROCM_AITER_FA",
         "--language-model-only",
+        # The drain (serve.drain, 60 s by default): in-flight requests finish on SIGTERM.
+        "--shutdown-timeout",
+        "60",
     )
     # The ready budget: 600 s + the 509 GB MXFP4 checkpoint at 0.5 GB/s to load and 0.25 GB/s to download.
     assert dict(launch.env) == {
