@@ -488,7 +488,7 @@ def _modalities(raw: dict[str, Any]) -> tuple[list[str], str]:
 
 
 def _formats() -> tuple[str, tuple[str, ...]]:
-    """The unquantized checkpoint format and the quantized ones, from the catalog schema's `dtype`
+    """The unquantized checkpoint format and the quantized ones, from the catalog's `WeightFormat`
     enum (its first entry is the unquantized one): a `quant_method` or ModelOpt `quant_algo` that
     names a quantized format (vLLM's spelling is the catalog's) is that format."""
     from spark_dsl.model_schema import checkpoint_dtypes

@@ -41,7 +41,7 @@ CHECKPOINT_REQUIRED = (("repository", '"org/name"'), ("size", "16GB"))
 
 
 def checkpoint_dtypes() -> tuple[str, ...]:
-    """The weight formats a checkpoint may have: the catalog schema's `dtype` enum, one list for
+    """The weight formats a checkpoint may have: the catalog's `WeightFormat`, one list for
     shipped and declared models."""
     return catalog.weight_formats()
 

@@ -1,4 +1,5 @@
-"""The catalog: YAML checked against its JSON Schemas, the snapshot current, the facts of RULES.md."""
+"""The catalog: YAML decoded into its records and its references checked, the snapshot current, the facts of
+RULES.md."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 import pytest
 from msgspec.structs import replace
 
@@ -28,7 +30,9 @@ def test_a_broken_catalog_file_names_file_and_field(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(build, "CATALOG_DIR", copy)
     with pytest.raises(build.CatalogError) as err:
         build.load_sources()
-    assert "accelerators.yaml: accelerators.b200.memory_gb: 'lots' is not of type 'number'" in str(err.value)
+    assert "accelerators.yaml: accelerators.b200.memory_gb: 'lots': expected `int | float | null`, got `str`" in str(
+        err.value
+    )
 
 
 def test_cross_file_references_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -351,3 +355,129 @@ def test_a_host_accelerator_with_a_gpu_runtime_is_an_error(tmp_path: Path, monke
     _catalog_copy(tmp_path, monkeypatch, "accelerators.yaml", "    vendor: cpu\n", "    vendor: nvidia\n")
     with pytest.raises(build.CatalogError, match=r"accelerators\.cpu\.memory_gb: null, but vendors\.nvidia"):
         build.load_sources()
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "message"),
+    [
+        # A misspelt field is an error, not a default (`forbid_unknown_fields`), listing the fields there.
+        (
+            "accelerators.yaml",
+            "    fp8: true\n",
+            "    fp8: true\n    fp16: true\n",
+            r"^accelerators\.yaml: accelerators\.b200\.fp16: True: unknown field; the fields are vendor, generation, "
+            r".*, sources$",
+        ),
+        # Inside a record that may be null (`compose_devices`): the record's fields.
+        (
+            "recipe.yaml",
+            "      devices: [",
+            "      device: [",
+            r"^recipe\.yaml: vendors\.amd\.runtime\.compose_devices\.device: \['/dev/kfd', '/dev/dri'\]: "
+            r"unknown field; the fields are devices, group_add, security_opt$",
+        ),
+        # A wrong type in a list entry of a mapping entry: the entry's key and the index, and the value.
+        (
+            "recipe.yaml",
+            "{flag: data_parallel_size, code: SPK204,",
+            "{flag: data_parallel_size, code: 204,",
+            r"^recipe\.yaml: vendors\.amd\.forbids\.0\.code: 204: expected `str`, got `int`$",
+        ),
+        (
+            "accelerators.yaml",
+            "    gpus_per_node: 8\n",
+            "",
+            r"^accelerators\.yaml: accelerators\.b200: object missing required field `gpus_per_node`$",
+        ),
+        (
+            "accelerators.yaml",
+            "  b200:\n",
+            "  B200:\n",
+            r"^accelerators\.yaml: accelerators: the key 'B200' does not match '\^\[a-z\]\[a-z0-9-\]\*\$'$",
+        ),
+    ],
+)
+def test_a_field_of_the_wrong_shape_names_file_field_and_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, old: str, new: str, message: str
+) -> None:
+    """msgspec's own path reads `$.accelerators[...].fp16`; the error names the entry and the value.
+    The JSON Schemas refused each of these as well, in their own words."""
+    _catalog_copy(tmp_path, monkeypatch, name, old, new)
+    with pytest.raises(build.CatalogError, match=message):
+        build.load_sources()
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "message"),
+    [
+        # The JSON Schema accepted this one: `converts_from` was any string.
+        (
+            "models.yaml",
+            "        converts_from: bf16\n",
+            "        converts_from: bf17\n",
+            r"models\.yaml: models\.muse-spark-open\.checkpoints\.bf16-to-mxfp4\.converts_from: 'bf17' is not a "
+            r"checkpoint of models\.muse-spark-open \(bf16, nvfp4, mxfp4, bf16-to-mxfp4\)",
+        ),
+        # And these two: the schema's enums restated the lists, so removing an entry left its name valid.
+        (
+            "recipe.yaml",
+            "  - {name: aiter, vllm: ROCM_AITER_FA, vendors: [amd]}\n",
+            "",
+            r"recipe\.yaml: paths\.amd\.attention: 'aiter' is not one of attention_backends \(triton, flashinfer\)",
+        ),
+        (
+            "recipe.yaml",
+            "  - {name: fp8_e4m3, bytes: 1}\n",
+            "",
+            r"recipe\.yaml: thresholds\.long_context_kv_dtypes: 'fp8_e4m3' is not one of kv_cache_dtypes",
+        ),
+        # The schema refused this one with its vendor enum; the vendors are now recipe.yaml's `vendors`.
+        (
+            "accelerators.yaml",
+            "    vendor: amd\n",
+            "    vendor: intel\n",
+            r"accelerators\.yaml: accelerators\.mi350x\.vendor: 'intel' is not one of vendors \(nvidia, amd, cpu\)",
+        ),
+    ],
+)
+def test_a_dangling_reference_names_the_field_and_what_it_may_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, old: str, new: str, message: str
+) -> None:
+    _catalog_copy(tmp_path, monkeypatch, name, old, new)
+    with pytest.raises(build.CatalogError, match=message):
+        build.load_sources()
+
+
+def test_an_entry_written_twice_or_with_its_key_as_a_field_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second KV cache dtype of one name would hide the first in `kv_cache_dtypes` (the schema
+    accepted it); an `id` field would contradict, or repeat, the entry's key that fills it."""
+    _catalog_copy(
+        tmp_path, monkeypatch, "recipe.yaml", "  - {name: fp8, bytes: 1}\n", "  - {name: fp8, bytes: 1}\n" * 2
+    )
+    with pytest.raises(build.CatalogError, match=r"recipe\.yaml: kv_cache_dtypes: 'fp8' is listed twice"):
+        build.load_sources()
+    monkeypatch.undo()
+    _catalog_copy(tmp_path / "again", monkeypatch, "accelerators.yaml", "  b200:\n", "  b200:\n    id: b300\n")
+    with pytest.raises(build.CatalogError, match=r"accelerators\.b200\.id: 'b300': the entry's key is its id"):
+        build.load_sources()
+
+
+def test_the_snapshot_decodes_into_the_records_as_written() -> None:
+    """`load()` is msgspec's typed decoder and the derived fields: each entry's id from its key, and
+    a number keeps the type it is written with (a weight of `533` is shown as 533, not 533.0)."""
+    cat = catalog.load()
+    assert all(acc.id == key for key, acc in cat.accelerators.items())
+    assert all(c.id == key for m in cat.models.values() for key, c in m.checkpoints.items())
+    assert [v.name for v in cat.recipe.vendors.values()] == list(cat.recipe.vendors)
+    muse = cat.recipe_model()
+    assert type(muse.checkpoints["nvfp4"].weights_gb) is int and type(muse.draft.weights_gb) is float
+
+
+def test_a_json_schema_for_editors_is_made_from_the_records() -> None:
+    """docs/catalog.md offers `msgspec.json.schema` for an editor: the records make one, strict as they are."""
+    schema = msgspec.json.schema(catalog.Recipe)
+    thresholds = schema["$defs"]["Thresholds"]
+    assert thresholds["additionalProperties"] is False
+    assert set(thresholds["required"]) == set(catalog.Thresholds.__struct_fields__)

@@ -1,7 +1,8 @@
-"""Validates the catalog's YAML against its JSON Schemas and writes the snapshot the compiler loads.
+"""Decodes the catalog's YAML into its records, checks the references between the files, and
+writes the snapshot the compiler loads.
 
-Run `python -m spark_dsl.catalog.build` after editing a catalog file; a test fails
-while the committed snapshot is stale.
+Run `python -m spark_dsl.dev regen` (or `python -m spark_dsl.catalog.build`) after editing a
+catalog file; a test fails while the committed snapshot is stale.
 """
 
 from __future__ import annotations
@@ -11,84 +12,59 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from spark_dsl.catalog import AcceleratorsFile, ModelsFile, Recipe, located, references
+
 CATALOG_DIR = Path(__file__).resolve().parent
-SOURCES = ("models", "accelerators", "recipe")
+# Each file and the record it decodes into: its shape, written once (spark_dsl/catalog/__init__.py).
+SOURCES: dict[str, type[msgspec.Struct]] = {"models": ModelsFile, "accelerators": AcceleratorsFile, "recipe": Recipe}
 SNAPSHOT = CATALOG_DIR / "snapshot.json"
 
 
 class CatalogError(Exception):
-    """A catalog file that does not match its schema, named by file and field."""
+    """A catalog file that does not decode into its record, or names what is not there: by file,
+    field and value."""
 
 
 def load_sources() -> dict[str, Any]:
-    """Read and validate every catalog file; the merged document on success."""
-    import jsonschema
-    import yaml
-
+    """Read and check every catalog file; the merged document on success."""
     merged: dict[str, Any] = {}
-    problems: list[str] = []
-    for name in SOURCES:
-        path = CATALOG_DIR / f"{name}.yaml"
-        schema = json.loads((CATALOG_DIR / "schema" / f"{name}.schema.json").read_text())
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as err:
-            problems.append(f"{path.name}: not valid YAML: {err}")
-            continue
-        validator = jsonschema.Draft202012Validator(schema)
-        for problem in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
-            field = ".".join(str(p) for p in problem.absolute_path) or "(top level)"
-            problems.append(f"{path.name}: {field}: {problem.message}")
-        if isinstance(data, dict):
-            merged.update(data)
+    problems = [problem for name, shape in SOURCES.items() for problem in _decode(name, shape, merged)]
     if problems:
         raise CatalogError("\n".join(problems))
     _check_references(merged)
     return merged
 
 
+def _decode(name: str, shape: type[msgspec.Struct], merged: dict[str, Any]) -> list[str]:
+    """The problem with one file's shape (msgspec stops at the first), or else the strings its
+    patterns refuse (all of them); its data is merged once it decodes."""
+    import yaml
+
+    path = CATALOG_DIR / f"{name}.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        return [f"{path.name}: not valid YAML: {err}"]
+    try:
+        msgspec.convert(data, shape)
+    except msgspec.ValidationError as err:
+        return [f"{path.name}: {located.describe(err, data, shape)}"]
+    refused = [f"{path.name}: {problem}" for problem in located.mismatches(data, shape)]
+    merged.update(data)
+    return refused
+
+
 def _check_references(data: dict[str, Any]) -> None:
-    """Cross-file facts a schema cannot express."""
-    problems = []
-    for vendor, path in data["paths"].items():
-        if path["checkpoint"] not in data["validated_checkpoints"][vendor]:
-            problems.append(
-                f"recipe.yaml: paths.{vendor}.checkpoint: {path['checkpoint']!r} is not "
-                f"in validated_checkpoints.{vendor}"
-            )
-    # The recipe's checkpoint facts are its model's; other models carry their own checkpoints.
-    model_id = data["model"]
-    recipe_model = data["models"].get(model_id)
-    if recipe_model is None:
-        problems.append(f"recipe.yaml: model: {model_id!r} is not in models.yaml")
-    else:
-        for ckpt in data["workload_policy"]:
-            if ckpt not in recipe_model["checkpoints"]:
-                problems.append(f"recipe.yaml: workload_policy.{ckpt}: no such checkpoint in models.{model_id}")
-        model_checkpoints = set(recipe_model["checkpoints"])
-        if set(data["checkpoints"]) != model_checkpoints:
-            problems.append(
-                f"recipe.yaml: checkpoints: {data['checkpoints']} are not the models' {sorted(model_checkpoints)}"
-            )
+    """What the records cannot say: references between entries (`references`), every fact's
+    source, and a model's architecture facts agreeing with each other."""
+    problems = references.problems(data)
     problems += _check_sources(data)
-    problems += _check_hosts(data)
     for model_id, model in data["models"].items():
         problems += [
             f"models.yaml: models.{model_id}.architecture: {p}" for p in architecture_problems(model["architecture"])
         ]
-    backends = {b["name"]: b["vendors"] for b in data["attention_backends"]}
-    for vendor, facts in data["vendors"].items():
-        alt = data["accelerators"].get(facts["validated_alternative"])
-        # A vendor the recipe validates no accelerator of (the CPU) suggests another vendor's.
-        own = any(a["vendor"] == vendor and a["validated"] for a in data["accelerators"].values())
-        if alt is None or (own and alt["vendor"] != vendor) or not alt["validated"]:
-            problems.append(
-                f"recipe.yaml: vendors.{vendor}.validated_alternative: {facts['validated_alternative']!r} "
-                f"is not a validated {vendor + ' ' if own else ''}accelerator"
-            )
-        instead = facts["attention_instead"]
-        if instead != "auto" and vendor not in backends.get(instead, ()):
-            problems.append(f"recipe.yaml: vendors.{vendor}.attention_instead: {instead!r} is not a {vendor} backend")
     if problems:
         raise CatalogError("\n".join(problems))
 
@@ -127,22 +103,6 @@ ACCELERATOR_FACTS = ("memory_gb", "fp8", "fp4", "weight_formats", "speculative_d
 
 def accelerator_facts(acc: dict[str, Any]) -> list[str]:
     return [f for f in ACCELERATOR_FACTS if acc.get(f) is not None]
-
-
-def _check_hosts(data: dict[str, Any]) -> list[str]:
-    """An accelerator whose memory is the host's (`memory_gb: null`) has no GPU for a runtime to
-    reach: its vendor names no Kubernetes GPU resource, Apptainer flag or Compose device."""
-    problems = []
-    for acc_id, acc in data["accelerators"].items():
-        runtime = data["vendors"][acc["vendor"]]["runtime"]
-        gpu = any(runtime[k] is not None for k in runtime)
-        if (acc["memory_gb"] is None) == gpu:
-            problems.append(
-                f"accelerators.yaml: accelerators.{acc_id}.memory_gb: "
-                + ("null, but vendors." if gpu else "set, but vendors.")
-                + f"{acc['vendor']}.runtime {'reaches' if gpu else 'names no'} GPUs"
-            )
-    return problems
 
 
 MODEL_FACTS = ("total_params_b", "active_params_b", "max_context", "modalities")
