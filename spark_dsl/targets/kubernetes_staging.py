@@ -17,14 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from spark_dsl.plan.weights import staging
-from spark_dsl.targets import model_cache
+from spark_dsl.targets import model_cache, pod_resources
 from spark_dsl.targets.common import MODEL_CACHE, Job
 from spark_dsl.targets.yaml_text import BlockText  # the scripts as literal blocks, a line a statement
 
 ROLE = "stage-weights"
 WAIT_ENV = "SPARK_WEIGHTS_WAIT_SECONDS"
-# The downloader asks for little: `hf download` streams to disk. Our own sizing.
-REQUESTS = {"cpu": 2, "memory": "4Gi"}
 # A failed download is retried (it resumes: hf skips finished files) until the deadline.
 BACKOFF_LIMIT = 6
 
@@ -86,7 +84,7 @@ def staging_job(job: Job, metadata: dict[str, Any], pod: dict[str, Any], token: 
         "command": ["sh", "-c", BlockText(dollar(DOWNLOAD_SCRIPT)), ROLE, dollar(marker_path(job))],
         "args": [dollar(repository) for repository in staged.repositories],
         **({"env": token} if token else {}),
-        "resources": {"requests": dict(REQUESTS)},
+        "resources": {"requests": dict(pod_resources.DOWNLOADER_REQUESTS)},
         "volumeMounts": cache_mount(),
     }
     spec = {"restartPolicy": "OnFailure", "containers": [container], **pod["spec"]}

@@ -21,6 +21,8 @@ MEMORY_PER_GPU = 16 * GIB
 # Without an emptyDir cache the pod's own disk holds logs and vLLM's compile caches.
 SMALL_EPHEMERAL_STORAGE = 50 * GIB
 ROUTER_REQUESTS = {"cpu": 1, "memory": "2Gi"}
+# The staging Job's downloader asks for little: `hf download` streams to disk. Our own sizing.
+DOWNLOADER_REQUESTS = {"cpu": 2, "memory": "4Gi"}
 # `fabric` -> device-plugin resource. EFA: the AWS EFA device plugin's `vpc.amazonaws.com/efa`.
 # InfiniBand/RoCE: the `rdma_resource` setting, by default the name NVIDIA's network operator and
 # Mellanox's k8s-rdma-shared-dev-plugin document (`rdma/rdma_shared_device_a`).
