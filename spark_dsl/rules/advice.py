@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from spark_dsl import catalog
 from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.registry import Finding, recipe_only, rule
 from spark_dsl.values import parse_parallel
 
@@ -37,6 +38,23 @@ def _policy_never_ep(plan: Plan) -> bool:
 
 def _ep_on(plan: Plan) -> bool:
     return any(p.ep for p in plan.pools)
+
+
+def _ep_from() -> int:
+    return catalog.load().thresholds.ep_from_concurrency
+
+
+def _dspark_until() -> int:
+    return catalog.load().thresholds.dspark_until_concurrency
+
+
+def _mid_ep_checkpoints() -> str:
+    """`Quark MXFP4 (or load-time BF16-to-MXFP4)`: the checkpoints the policy runs with expert
+    parallelism at mid concurrency, as SPK402 and SPK405 name them."""
+    recipe = catalog.load().recipe
+    policy = recipe.workload_policy
+    first, *others = (c for c in recipe.checkpoints if c in policy and parse_parallel(policy[c]["mid"].parallel).ep)
+    return facts.checkpoint(first) + (f" (or {facts.spelled(map(facts.checkpoint, others), 'or')})" if others else "")
 
 
 def _conc_notes(plan: Plan) -> tuple[tuple[str, Resolved], ...]:
@@ -73,10 +91,14 @@ def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
     "SPK402",
     "warning",
     "plain TP at throughput concurrency with MXFP4 on AMD",
-    checks="AMD, MXFP4 (or load-time BF16-to-MXFP4), concurrency of 32 or more, and plain tensor "
-    "parallelism chosen explicitly.",
-    basis="The recipe names tensor plus expert parallelism the throughput choice for MXFP4 from about "
-    "32 concurrent requests.",
+    checks=lambda: (
+        f"AMD, {_mid_ep_checkpoints()}, concurrency of {_ep_from()} or more, and plain tensor "
+        "parallelism chosen explicitly."
+    ),
+    basis=lambda: (
+        "The recipe names tensor plus expert parallelism the throughput choice for MXFP4 from about "
+        f"{_ep_from()} concurrent requests."
+    ),
     failing="accelerator = mi355x\nparallel    = tp\nworkload { concurrency = 48 }",
     fixed="accelerator = mi355x\nparallel    = tp + ep\nworkload { concurrency = 48 }",
 )
@@ -103,7 +125,7 @@ def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
     "SPK403",
     "warning",
     "expert parallelism for a handful of requests on AMD",
-    checks="AMD, concurrency below 32, and expert parallelism chosen explicitly.",
+    checks=lambda: f"AMD, concurrency below {_ep_from()}, and expert parallelism chosen explicitly.",
     basis="The recipe recommends plain tensor parallelism for latency-bound AMD serving with only a "
     "handful of concurrent requests.",
     failing="accelerator = mi355x\nparallel    = tp + ep\nworkload { concurrency = 4 }",
@@ -125,10 +147,12 @@ def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
 @rule(
     "SPK404",
     "warning",
-    "DSpark beyond about 64 concurrent requests on AMD",
-    checks="AMD, DSpark chosen explicitly, concurrency above 64.",
-    basis="The recipe points operators back to running without the draft model beyond about 64 "
-    "concurrent requests (MXFP4: expert parallelism without the draft; BF16: plain TP without it).",
+    lambda: f"DSpark beyond about {_dspark_until()} concurrent requests on AMD",
+    checks=lambda: f"AMD, DSpark chosen explicitly, concurrency above {_dspark_until()}.",
+    basis=lambda: (
+        f"The recipe points operators back to running without the draft model beyond about {_dspark_until()} "
+        "concurrent requests (MXFP4: expert parallelism without the draft; BF16: plain TP without it)."
+    ),
     failing="accelerator = mi355x\nspeculative = dspark\nworkload { concurrency = 128 }",
     fixed="accelerator = mi355x\nspeculative = none\nworkload { concurrency = 128 }",
 )
@@ -151,9 +175,14 @@ def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
     "SPK405",
     "warning",
     "DSpark at mid concurrency without expert parallelism on AMD",
-    checks="AMD, MXFP4 (or BF16-to-MXFP4), DSpark chosen explicitly, concurrency from 32 to 64, no expert parallelism.",
-    basis="The recipe says DSpark can stay ahead through about 64 concurrent requests only when paired "
-    "with expert parallelism.",
+    checks=lambda: (
+        f"AMD, {_mid_ep_checkpoints()}, DSpark chosen explicitly, concurrency from {_ep_from()} to "
+        f"{_dspark_until()}, no expert parallelism."
+    ),
+    basis=lambda: (
+        f"The recipe says DSpark can stay ahead through about {_dspark_until()} concurrent requests only "
+        "when paired with expert parallelism."
+    ),
     failing="accelerator = mi355x\nparallel    = tp\nspeculative = dspark\nworkload { concurrency = 48 }",
     fixed="accelerator = mi355x\nparallel    = tp + ep\nspeculative = dspark\nworkload { concurrency = 48 }",
 )

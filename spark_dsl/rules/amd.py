@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from spark_dsl import catalog
 from spark_dsl.edits import remove_entry
 from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.parallelism import nodes_resolved
 from spark_dsl.rules.registry import Finding, recipe_only, rule
 from spark_dsl.rules.suggest import pool_parallel, set_parallel, spelled
@@ -19,7 +20,7 @@ from spark_dsl.rules.suggest import pool_parallel, set_parallel, spelled
     "SPK204",
     "error",
     "data parallelism on the AMD path",
-    checks="`dp(N)` on MI350X/MI355X (or another AMD accelerator).",
+    checks=lambda: f"`dp(N)` on {facts.validated_on('amd')} (or another AMD accelerator).",
     basis="The recipe's AMD path supports TP and TP+EP, not its data-parallel configuration.",
     failing="accelerator = mi355x\nparallel    = dp(2) + tp",
     fixed="accelerator = mi355x\nparallel    = tp",

@@ -8,10 +8,21 @@ from math import ceil
 from spark_dsl import catalog
 from spark_dsl.diagnostics import Fix
 from spark_dsl.plan.model import CapacityEstimate, Plan, Pool, Resolved
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.cpu_backend import raise_host_memory
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.suggest import pool_parallel, replace_or_add, set_parallel, spelled
 from spark_dsl.units import format_count
+
+
+def _kv_formula() -> str:
+    """The recipe model's KV bytes per token, as SPK303 explains them."""
+    arch = facts.model().architecture
+    return (
+        f"{arch.full_attention_layers} full-attention layers x 2 x {arch.kv_heads} KV heads x {arch.head_dim} x "
+        f"dtype bytes, plus the {arch.sliding_window_layers} sliding-window layers for at most "
+        f"{facts.number(arch.sliding_window)} tokens"
+    )
 
 
 def max_num_seqs_allowed(plan: Plan) -> int:
@@ -91,6 +102,29 @@ def _weights_note(plan: Plan, est: CapacityEstimate) -> tuple[str, None]:
     return (f"weights: {plan.checkpoint.id if plan.checkpoint else '?'} {est.weights_gb:g} GB{draft}", None)
 
 
+def _sizing_basis() -> str:
+    """SPK301's basis: the recipe model's checkpoint sizes, and its unquantized weights against a
+    node of the first validated accelerator at the recipe's utilization."""
+    cat = catalog.load()
+    model = cat.recipe_model()
+    # The checkpoints as published (a load-time conversion downloads another's weights).
+    stored = [model.checkpoints[c] for c in cat.recipe.checkpoints if c in model.checkpoints]
+    stored = [c for c in stored if c.converts_from is None]
+    sizes = facts.spelled(f"{facts.checkpoint(c.id)} about {facts.size(c.weights_gb)}" for c in stored)
+    accelerator = cat.validated_accelerators()[0]
+    gpus, util = accelerator.gpus_per_node, cat.thresholds.gpu_memory_utilization
+    node = (accelerator.memory_gb or 0) * gpus
+    usable = round(node * util)
+    # The unquantized checkpoint (the first weight format): the one that does not fit.
+    full = next(c for c in stored if c.dtype == catalog.weight_formats()[0])
+    fits = ">" if full.weights_gb > usable else "<="
+    return (
+        f"The recipe sizes the checkpoints before KV cache: {sizes}. {facts.checkpoint(full.id)} on {gpus} x "
+        f"{accelerator.id.upper()} needs {facts.size(full.weights_gb)} {fits} {facts.size(node)} x {util:g} = "
+        f"{facts.size(usable)}."
+    )
+
+
 @rule(
     "SPK301",
     "error",
@@ -98,8 +132,7 @@ def _weights_note(plan: Plan, est: CapacityEstimate) -> tuple[str, None]:
     checks="The chosen checkpoint's weights exceed the memory of one model replica: GPUs per replica x "
     "per-GPU memory x gpu_memory_utilization. A replica is one tensor-parallel group, times its "
     "pipeline stages (`pp(N)`).",
-    basis="The recipe sizes the checkpoints before KV cache: BF16 about 1.64 TB, Quark MXFP4 about "
-    "509 GB, NVFP4 about 533 GB. BF16 on 8 x B200 needs 1.64 TB > 1.44 TB x 0.92 = 1.325 TB.",
+    basis=_sizing_basis,
     failing="accelerator = b200\ncheckpoint  = bf16",
     fixed="accelerator = b200\ncheckpoint  = nvfp4",
 )
@@ -163,8 +196,10 @@ def _over_nodes(plan: Plan, est: CapacityEstimate, node_gb: float) -> str:
     "SPK302",
     "warning",
     "little memory left for KV cache",
-    checks="After the weights and the draft model, less than 10% of a replica's memory is left for KV "
-    "cache and activations.",
+    checks=lambda: (
+        f"After the weights and the draft model, less than {facts.thresholds().kv_headroom_fraction:.0%} "
+        "of a replica's memory is left for KV cache and activations."
+    ),
     basis="The recipe says capacity planning starts from the checkpoint; a replica this full serves "
     "very few tokens at a time.",
     failing="accelerator   = gb200\nmax_model_len = 128K\ngpu_memory_utilization = 0.78",
@@ -205,9 +240,10 @@ def headroom(plan: Plan) -> Iterator[Finding]:
     "SPK303",
     "error",
     "one full-length sequence does not fit",
-    checks="The KV cache of one sequence of `max_model_len` tokens does not fit in what is left after "
-    "weights and draft model. KV bytes per token: 16 full-attention layers x 2 x 16 KV heads x 64 x "
-    "dtype bytes, plus the 46 sliding-window layers for at most 2,048 tokens.",
+    checks=lambda: (
+        "The KV cache of one sequence of `max_model_len` tokens does not fit in what is left after "
+        f"weights and draft model. KV bytes per token, for {facts.model().display_name}: {_kv_formula()}."
+    ),
     basis="vLLM refuses to start when one sequence of the configured length cannot be cached.",
     failing="accelerator   = gb200\ngpu_memory_utilization = 0.795\nmax_model_len = 1M",
     fixed="accelerator   = gb200\ngpu_memory_utilization = 0.795\nmax_model_len = 512K",

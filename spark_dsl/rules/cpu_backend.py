@@ -16,6 +16,7 @@ from spark_dsl.edits import add_setting, insert_entry, remove_entry
 from spark_dsl.plan.capacity import GIB, host_memory_needed
 from spark_dsl.plan.host_cpus import THREADS_BIND_ENV, local_ranks, parse
 from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.registry import Finding, rule, shown
 from spark_dsl.rules.suggest import add_to_body_of
 from spark_dsl.syntax import ast
@@ -135,13 +136,25 @@ def host_memory_required(plan: Plan) -> Iterator[Finding]:
     )
 
 
+def _few_formats() -> str:
+    """`on `accelerator = cpu` only BF16, so no FP8, NVFP4 or MXFP4 checkpoint`: each accelerator
+    that runs fewer formats than its `fp8`/`fp4` allow, with what it runs and what it does not."""
+    return "; ".join(
+        f"on `accelerator = {a.id}` only {facts.spelled(f.upper() for f in a.weight_formats)}, so no "
+        f"{facts.spelled((f.upper() for f in catalog.weight_formats() if f not in a.weight_formats), 'or')} checkpoint"
+        for a in catalog.load().accelerators.values()
+        if a.weight_formats is not None
+    )
+
+
 @rule(
     "SPK234",
     "error",
     "checkpoint format vLLM's CPU backend does not run",
-    checks="The checkpoint's weight format is not one the accelerator runs (the catalog's "
-    "`weight_formats`): on `accelerator = cpu` only BF16, so no FP8, NVFP4 or MXFP4 checkpoint "
-    "and no load-time conversion to one.",
+    checks=lambda: (
+        "The checkpoint's weight format is not one the accelerator runs (the catalog's "
+        f"`weight_formats`): {_few_formats()} and no load-time conversion to one."
+    ),
     basis="vLLM's CPU docs list AWQ, GPTQ and compressed-tensors INT8 W8A8 as the quantizations the "
     "CPU backend supports, and vLLM's quantization table marks no x86 CPU support for FP8 or the "
     "FP4 formats (docs.vllm.ai: Installation > CPU > FAQ; Features > Quantization > Supported "

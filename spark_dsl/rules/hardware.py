@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from spark_dsl import catalog
 from spark_dsl.diagnostics import Severity
 from spark_dsl.plan.model import Plan
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.registry import Finding, recipe_only, rule
 
 
@@ -24,6 +25,11 @@ def _validated_accelerators() -> str:
 def _fp4_accelerators() -> str:
     """The validated accelerators with FP4, comma-separated (`B200, B300, ...`)."""
     return ", ".join(a.id.upper() for a in catalog.load().validated_accelerators() if a.fp4)
+
+
+def _fp4_checkpoints() -> str:
+    """`NVFP4`: the checkpoints that need FP4 hardware."""
+    return facts.spelled(catalog.load().fp4_checkpoints(), "or").upper()
 
 
 def _validated_checkpoints(path: str) -> list[str]:
@@ -47,10 +53,14 @@ _AT_RISK = "to proceed at your own risk"
     "SPK201",
     "error",
     "accelerator outside the recipe's validated set",
-    checks="The accelerator is one the catalog knows (H100, H200, MI300X, MI325X) but the recipe does "
-    "not validate. With `allow_unvalidated = true` this is a warning.",
-    basis="The recipe validates Muse Spark Open on NVIDIA Blackwell (B200, B300, GB200, GB300) and "
-    "AMD MI350X/MI355X only. Other accelerators take their vendor's path, untested.",
+    checks=lambda: (
+        f"The accelerator is one the catalog knows ({facts.unvalidated_gpus()}) but the recipe "
+        "does not validate. With `allow_unvalidated = true` this is a warning."
+    ),
+    basis=lambda: (
+        f"The recipe validates Muse Spark Open on {facts.validated_by_generation()} only. Other "
+        "accelerators take their vendor's path, untested."
+    ),
     failing="accelerator = mi300x   # AMD, known but not validated\ncheckpoint  = mxfp4",
     fixed="accelerator = mi355x\ncheckpoint  = mxfp4",
 )
@@ -74,11 +84,16 @@ def accelerator_validated(plan: Plan) -> Iterator[Finding]:
     "SPK202",
     "error",
     "checkpoint not validated on this vendor",
-    checks="The checkpoint is not one the recipe validates on the accelerator's vendor: NVIDIA "
-    "validates NVFP4; AMD validates Quark MXFP4, load-time BF16-to-MXFP4 and BF16. "
-    "`allow_unvalidated = true` makes it a warning, except NVFP4 on an accelerator without FP4 "
-    "support (anything before Blackwell), which cannot run at all.",
-    basis="NVFP4 is the recipe's Blackwell path; the AMD commands list MXFP4, load-time conversion and BF16 serving.",
+    checks=lambda: (
+        "The checkpoint is not one the recipe validates on the accelerator's vendor: "
+        + "; ".join(f"{v.upper()} validates {facts.validated_checkpoints(v)}" for v in facts.validating_vendors())
+        + f". `allow_unvalidated = true` makes it a warning, except {_fp4_checkpoints()} on an accelerator "
+        f"without FP4 support (anything before {facts.fp4_generations()}), which cannot run at all."
+    ),
+    basis=lambda: (
+        f"{facts.validated_checkpoints('nvidia')} is the recipe's {facts.fp4_generations()} path; the AMD "
+        f"commands list {facts.validated_checkpoints('amd')}."
+    ),
     failing="accelerator = mi355x\ncheckpoint  = nvfp4",
     fixed="accelerator = mi355x\ncheckpoint  = mxfp4",
 )

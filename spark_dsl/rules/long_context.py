@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.capacity import max_num_seqs_allowed
 from spark_dsl.rules.registry import Finding, recipe_only, rule
 from spark_dsl.rules.suggest import replace_or_add
@@ -14,6 +15,20 @@ from spark_dsl.units import format_count
 
 def _tokens(n: int) -> str:
     return f"{format_count(n)} ({n:,} tokens)"
+
+
+def _on_long_context(what: str) -> str:
+    """What SPK211-SPK214 check, after the recipe's threshold of long context on AMD."""
+    return f"On the AMD path, `max_model_len` above {facts.default_context()} with {what}."
+
+
+def _long_context_checkpoints() -> tuple[str, ...]:
+    return facts.thresholds().long_context_checkpoints
+
+
+def _either(names: tuple[str, ...], upper: bool = False) -> str:
+    """`` `mxfp4` ``, or `MXFP4` in a title: the names, one of which the recipe allows."""
+    return facts.spelled((n.upper() if upper else f"`{n}`" for n in names), "or")
 
 
 def _long_context_notes(plan: Plan) -> tuple[tuple[str, Resolved], ...]:
@@ -34,9 +49,12 @@ def _long_context_notes(plan: Plan) -> tuple[tuple[str, Resolved], ...]:
 @rule(
     "SPK211",
     "error",
-    "long context on AMD needs the MXFP4 checkpoint",
-    checks="On the AMD path, `max_model_len` above 32,768 with a checkpoint other than `mxfp4`.",
-    basis="The recipe's one-million-token configuration on AMD is validated with Quark MXFP4 only.",
+    lambda: f"long context on AMD needs the {_either(_long_context_checkpoints(), upper=True)} checkpoint",
+    checks=lambda: _on_long_context(f"a checkpoint other than {_either(_long_context_checkpoints())}"),
+    basis=lambda: (
+        "The recipe's one-million-token configuration on AMD is validated with "
+        f"{facts.spelled(map(facts.checkpoint, facts.thresholds().long_context_checkpoints), 'or')} only."
+    ),
     failing="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\n"
     "checkpoint    = bf16-to-mxfp4   # converted at load time, not the Quark MXFP4 checkpoint",
     fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\ncheckpoint    = mxfp4",
@@ -60,7 +78,7 @@ def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
     "SPK212",
     "error",
     "long context on AMD is validated with plain tensor parallelism",
-    checks="On the AMD path, `max_model_len` above 32,768 with expert parallelism on.",
+    checks=lambda: _on_long_context("expert parallelism on"),
     basis="The recipe's long-context configuration uses plain tensor parallelism.",
     failing="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\nparallel      = tp + ep",
     fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\nparallel      = tp",
@@ -84,9 +102,12 @@ def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
 @rule(
     "SPK213",
     "error",
-    "long context on AMD allows at most 8 sequences",
-    checks="On the AMD path, `max_model_len` above 32,768 with `max_num_seqs` unset or above 8.",
-    basis="The recipe's long-context configuration runs no more than eight sequences.",
+    lambda: f"long context on AMD allows at most {facts.thresholds().long_context_max_num_seqs} sequences",
+    checks=lambda: _on_long_context(f"`max_num_seqs` unset or above {facts.thresholds().long_context_max_num_seqs}"),
+    basis=lambda: (
+        "The recipe's long-context configuration runs no more than "
+        f"{facts.thresholds().long_context_max_num_seqs} sequences."
+    ),
     failing="accelerator   = mi355x\nmax_model_len = 1M",
     fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8",
 )
@@ -120,8 +141,9 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
     "SPK214",
     "error",
     "long context on AMD uses the default or FP8 KV cache",
-    checks="On the AMD path, `max_model_len` above 32,768 with `kv_cache_dtype` other than `auto`, "
-    "`fp8` or `fp8_e4m3` (vLLM's `fp8` is E4M3).",
+    checks=lambda: _on_long_context(
+        f"`kv_cache_dtype` other than {_either(facts.thresholds().long_context_kv_dtypes)} (vLLM's `fp8` is E4M3)"
+    ),
     basis="The recipe's long-context configuration runs with either the default or the FP8 KV cache.",
     failing="accelerator    = mi355x\nmax_model_len  = 1M\nmax_num_seqs   = 8\nkv_cache_dtype = fp8_e5m2",
     fixed="accelerator    = mi355x\nmax_model_len  = 1M\nmax_num_seqs   = 8\nkv_cache_dtype = fp8",
@@ -146,7 +168,10 @@ def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
     "SPK215",
     "error",
     "max_model_len above the model's context",
-    checks="`max_model_len` larger than the model's native context (1,048,576 tokens for Muse Spark Open).",
+    checks=lambda: (
+        "`max_model_len` larger than the model's native context "
+        f"({facts.number(facts.model().max_context)} tokens for {facts.model().display_name})."
+    ),
     basis="The model supports a one-million-token context; vLLM refuses a longer limit.",
     failing="max_model_len = 2M",
     fixed="max_model_len = 1M",

@@ -15,6 +15,7 @@ from msgspec.structs import replace
 from spark_dsl import catalog
 from spark_dsl.diagnostics import Fix, Severity
 from spark_dsl.plan.model import Plan, Pool, Resolved
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.suggest import replace_or_add, set_parallel, spelled
 from spark_dsl.values import Parallel
@@ -109,9 +110,11 @@ def _tp_fix(plan: Plan, pool: Pool, size: int) -> tuple[Resolved, Fix | None]:
     "SPK224",
     "info",
     "KV heads replicated across tensor-parallel ranks",
-    checks="The tensor-parallel size is a multiple of the model's KV heads but larger: each KV head is "
-    "kept on TP / KV-heads ranks, so the KV cache per token grows by that factor. Not for multi-head "
-    "latent attention (DeepSeek-V3, Kimi K2), whose one latent per layer every rank holds whole.",
+    checks=lambda: (
+        "The tensor-parallel size is a multiple of the model's KV heads but larger: each KV head "
+        "is kept on TP / KV-heads ranks, so the KV cache per token grows by that factor. Not for multi-head "
+        f"latent attention ({facts.latent_attention_models()}), whose one latent per layer every rank holds whole."
+    ),
     basis="vLLM replicates the KV heads when the tensor-parallel size exceeds them "
     "(`max(1, total_num_kv_heads // tensor_parallel_size)`, vllm/config/model.py:1683); the capacity "
     "estimate counts each head once per rank that holds it. The help keeps the GPUs: a TP of the KV "
@@ -230,8 +233,11 @@ def _missing_support(plan: Plan) -> str | None:
     "checkpoint format the accelerator cannot run",
     checks="The checkpoint's weight format needs hardware the accelerator lacks: FP4 formats "
     "(NVFP4) need an accelerator with FP4, FP8 weights one with FP8.",
-    basis="Catalog facts: each accelerator's `fp4` and `fp8` (NVIDIA Blackwell has FP4; Hopper, "
-    "Blackwell, CDNA3 and CDNA4 have FP8; Ampere, as the A100, has neither), each checkpoint's `dtype`.",
+    basis=lambda: (
+        f"Catalog facts: each accelerator's `fp4` and `fp8` (FP4: {facts.generations_with('fp4')}; "
+        f"FP8: {facts.generations_with('fp8')}; neither: {facts.generations_without('fp4', 'fp8')}), each "
+        "checkpoint's `dtype`."
+    ),
     failing='model tiny-fp4 {\n  checkpoint nvfp4 {\n    repository = "example-org/tiny-nvfp4"\n  }\n}\n\n'
     "deployment tiny {\n  model       = tiny-fp4\n  accelerator = h100   # Hopper: no FP4\n}",
     fixed="model tiny-fp4 {\n"

@@ -16,6 +16,7 @@ from msgspec.structs import replace
 
 from spark_dsl.diagnostics import Severity
 from spark_dsl.plan.model import Plan, Pool, Resolved
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.models import spelled_divisors
 from spark_dsl.rules.registry import Finding, recipe_only, rule
 from spark_dsl.rules.suggest import pool_parallel, set_parallel, spelled
@@ -24,6 +25,17 @@ from spark_dsl.values import Parallel
 
 def _pool_label(pool: Pool) -> str:
     return "" if pool.role == "server" else f" in the {pool.role} pool"
+
+
+# The models SPK219 and SPK220 take their example numbers from: the recipe's, then a small
+# mixture-of-experts model whose numbers differ from it.
+_EXAMPLE_MODELS = (None, "mixtral-8x7b-v0-1")
+
+
+def _for_examples(fact: str) -> str:
+    """`16 for Muse Spark Open, 8 for Mixtral 8x7B v0.1`: an architecture fact of the example models."""
+    models = [facts.model(m) for m in _EXAMPLE_MODELS]
+    return ", ".join(f"{getattr(m.architecture, fact)} for {m.display_name}" for m in models)
 
 
 def nodes_resolved(plan: Plan) -> Resolved:
@@ -172,9 +184,11 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
     "SPK219",
     "error",
     "tensor-parallel size does not divide the KV heads",
-    checks="The tensor-parallel size must divide the model's KV heads (`kv_heads`: 16 for Muse Spark "
-    "Open, 8 for Mixtral 8x7B), or be a multiple of them, which SPK224 reports. Not for multi-head "
-    "latent attention (DeepSeek-V3, Kimi K2): vLLM caches one latent per layer, whole on every rank.",
+    checks=lambda: (
+        "The tensor-parallel size must divide the model's KV heads (`kv_heads`: "
+        f"{_for_examples('kv_heads')}), or be a multiple of them, which SPK224 reports. Not for multi-head "
+        f"latent attention ({facts.latent_attention_models()}): vLLM caches one latent per layer, whole on every rank."
+    ),
     basis="A model fact (the catalog's or the model declaration's), not a recipe sentence: vLLM splits "
     "the KV heads evenly across TP ranks, and gives each KV head to TP / KV-heads ranks when TP "
     "exceeds them (docs/models.md).",
@@ -218,8 +232,10 @@ def _expert_parallel_sizes(experts: int) -> str:
     "SPK220",
     "warning",
     "expert-parallel size does not divide the experts",
-    checks="With expert parallelism, the expert-parallel size (TP x DP of the replica group) does not "
-    "divide the model's routed experts (`experts`: 256 for Muse Spark Open, 8 for Mixtral 8x7B).",
+    checks=lambda: (
+        "With expert parallelism, the expert-parallel size (TP x DP of the replica group) does not "
+        f"divide the model's routed experts (`experts`: {_for_examples('routed_experts')})."
+    ),
     basis="vLLM 0.33.0 accepts an uneven split: each EP rank holds the experts divided by the EP size, "
     "and the first (experts mod size) ranks one more (`model_executor/layers/fused_moe/"
     "expert_map_manager.py:66-69`), so those ranks carry more of every layer's expert work and set "

@@ -32,16 +32,31 @@ class Finding(Struct, frozen=True):
 
 Check = Callable[[Plan], Iterable[Finding]]
 
+# A title or explain text as `@rule(...)` takes it: a string, or a function that writes it from the
+# catalog's facts each time it is shown (`spark_dsl.rules.catalog_texts`), so a text that names an
+# accelerator list, a threshold or a checkpoint follows the catalog without an edit. A check's cold
+# start shows no explain text, so it writes none.
+Text = str | Callable[[], str]
+
+
+def _written(text: Text) -> str:
+    return text if isinstance(text, str) else text()
+
 
 class Rule(Struct, frozen=True):
     code: str
     severity: Severity
-    doc: CodeDoc
+    # Writes the explain text (`doc`), with the catalog's facts as they are when it is read.
+    explain: Callable[[], CodeDoc]
     check: Check
     suppressed_by: frozenset[str] = field(default_factory=frozenset)
     # The target whose settings the rule checks: it finds nothing in a plan that does not build
     # it (tests/test_rules.py proves each), so such a plan does not run it.
     target: str | None = None
+
+    @property
+    def doc(self) -> CodeDoc:
+        return self.explain()
 
 
 _RULES: dict[str, Rule] = {}
@@ -68,10 +83,10 @@ def registered() -> dict[str, Rule]:
 def rule(
     code: str,
     severity: str,
-    title: str,
+    title: Text,
     *,
-    checks: str,
-    basis: str,
+    checks: Text,
+    basis: Text,
     failing: str,
     fixed: str,
     suppressed_by: Iterable[str] = (),
@@ -82,8 +97,11 @@ def rule(
     def register(fn: Check) -> Check:
         if code in _RULES:
             raise ValueError(f"rule code {code} is registered twice")
-        doc = CodeDoc(code, severity, title, checks, basis, failing, fixed)
-        _RULES[code] = Rule(code, Severity(severity), doc, fn, frozenset(suppressed_by), target)
+
+        def explain() -> CodeDoc:
+            return CodeDoc(code, severity, _written(title), _written(checks), _written(basis), failing, fixed)
+
+        _RULES[code] = Rule(code, Severity(severity), explain, fn, frozenset(suppressed_by), target)
         return fn
 
     return register

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from spark_dsl.plan.model import Plan
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.suggest import add_to_body_of
 
@@ -13,8 +14,10 @@ from spark_dsl.rules.suggest import add_to_body_of
     "SPK118",
     "error",
     "checkpoint required outside the recipe",
-    checks="An accelerator outside the recipe (H100, H200, MI300X, MI325X) gets no default checkpoint: "
-    "the deployment must choose one. The help lists the checkpoints whose weights fit one node.",
+    checks=lambda: (
+        f"An accelerator outside the recipe ({facts.unvalidated_gpus()}) gets no default "
+        "checkpoint: the deployment must choose one. The help lists the checkpoints whose weights fit one node."
+    ),
     basis="The recipe's defaults are validated only on its own accelerators; guessing weights for an "
     "unvalidated one would hide that choice.",
     failing="accelerator       = h200\nallow_unvalidated = true",

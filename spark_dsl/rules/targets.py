@@ -10,6 +10,7 @@ from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, remove_entry
 from spark_dsl.patterns import lazy_regex
 from spark_dsl.plan.model import Block, Plan, Resolved
+from spark_dsl.rules import catalog_texts as facts
 from spark_dsl.rules.registry import Finding, rule
 from spark_dsl.rules.registry import shown as _shown
 from spark_dsl.syntax import ast
@@ -674,13 +675,30 @@ def every_pod_downloads(plan: Plan) -> Iterator[Finding]:
     )
 
 
+def _converted() -> str:
+    """`for `bf16-to-mxfp4`, the BF16 weights it converts`: the recipe model's load-time conversions."""
+    model = facts.model()
+    return "; ".join(
+        f"for `{c.id}`, the {c.converts_from.upper()} weights it converts"
+        for c in model.checkpoints.values()
+        if c.converts_from is not None
+    )
+
+
+def _draft() -> str:
+    draft = facts.model().draft
+    return draft.name if draft is not None else "speculative"
+
+
 @rule(
     "SPK514",
     "error",
     "declared volume smaller than the checkpoint",
-    checks="`target kubernetes`: the claim spark creates (`cache_size`) or the pod's "
-    "`ephemeral_storage` with an `emptydir` cache is smaller than what the deployment downloads: "
-    "the checkpoint (for `bf16-to-mxfp4`, the BF16 weights it converts) plus the DSpark draft.",
+    checks=lambda: (
+        "`target kubernetes`: the claim spark creates (`cache_size`) or the pod's "
+        "`ephemeral_storage` with an `emptydir` cache is smaller than what the deployment downloads: "
+        f"the checkpoint ({_converted()}) plus the {_draft()} draft."
+    ),
     basis="The catalog's checkpoint sizes (spark_dsl/catalog/models.yaml). A cache that cannot hold "
     "the weights fails the download part-way, or gets the pod evicted for using more disk than it asked for.",
     failing='target kubernetes {\n  model_cache = pvc("model-cache")\n  cache_size  = 300GiB\n}',
