@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from msgspec import Struct
 
 from spark_dsl import catalog
-from spark_dsl.keys_reference import ALL_TARGETS, used_by, values_text
+from spark_dsl.keys_reference import launching, used_by, values_text
 from spark_dsl.schema import BlockSpec, KeySpec, deployment_schema
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def _key_topic(path: str, spec: KeySpec) -> Topic:
     elif not use.targets:
         targets = f"no output ({use.how})" if use.how else "no output"
     else:
-        listed = "every target" if use.targets == ALL_TARGETS else ", ".join(use.targets)
+        listed = "every target" if use.targets == launching() else ", ".join(use.targets)
         targets = f"{listed}: {use.how}" if use.how else listed
     rows = [("what", spec.doc), ("type", spec.kind.value)]
     values = values_text(spec)

@@ -13,13 +13,8 @@ from spark_dsl.schema import BlockSpec, KeySpec, Kind, deployment_schema
 from spark_dsl.targets import registry as target_table
 from spark_dsl.units import FAMILY_UNITS
 
-# The built-in targets, from their declarations (targets/registry.py).
-# Client targets (the smoke check, the benchmark) run no launch: only the keys naming them use them.
-ALL_TARGETS = tuple(t.kind for t in target_table.all_targets() if not t.client)
-CLIENTS = tuple(t.kind for t in target_table.all_targets() if t.client)
+# Client targets (the smoke check, the benchmark) run no launch: only the keys they read use them.
 _NAMED = "smoke, bench: the model name they send, the benchmark's tokenizer"
-# Prefill/decode disaggregation runs on several nodes: only these targets can build it.
-MULTI_NODE = target_table.multi_node_kinds()
 
 
 class Use(Struct, frozen=True):
@@ -29,84 +24,98 @@ class Use(Struct, frozen=True):
     how: str
 
 
-LAUNCH = Use(ALL_TARGETS, "the vLLM launch")
-# Keys outside `target` blocks, by dotted path. Keys inside `target KIND { }` change that target only.
-USED_BY: dict[str, Use] = {
-    "model": Use((*ALL_TARGETS, *CLIENTS), f"the vLLM launch (the model served); {_NAMED}"),
-    "accelerator": Use(
-        (*ALL_TARGETS, *CLIENTS), f"the vLLM launch, the image's vendor and the GPU resources; {_NAMED}"
+class Reach(Struct, frozen=True):
+    """What a key outside `target` blocks changes, in words, and whether through the vLLM launch.
+
+    A `launch` key changes every target that runs a launch (all but the clients; a `multi_node`
+    key's deployments only build for the targets that span nodes). Any other target that reads the
+    key says so in its declaration (`Target.reads`), so `used_by` derives the targets from the table.
+    """
+
+    how: str
+    launch: bool = True
+    multi_node: bool = False
+
+
+LAUNCH = Reach("the vLLM launch")
+# Keys outside `target` blocks, by dotted path.
+REACH: dict[str, Reach] = {
+    "model": Reach(f"the vLLM launch (the model served); {_NAMED}"),
+    "accelerator": Reach(f"the vLLM launch, the image's vendor and the GPU resources; {_NAMED}"),
+    "gpus": Reach("the vLLM launch and the GPU resources"),
+    "nodes": Reach(
+        "the launches per node; more than one needs " + target_table.either(target_table.multi_node_kinds())
     ),
-    "gpus": Use(ALL_TARGETS, "the vLLM launch and the GPU resources"),
-    "nodes": Use(ALL_TARGETS, "the launches per node; more than one needs shell, slurm or kubernetes"),
-    "checkpoint": Use((*ALL_TARGETS, *CLIENTS), f"the vLLM launch; {_NAMED}"),
+    "checkpoint": Reach(f"the vLLM launch; {_NAMED}"),
     "parallel": LAUNCH,
-    "speculative": Use(
-        (*ALL_TARGETS, *CLIENTS), "the vLLM launch; the draft's weights count in the ready budget every waiter shares"
-    ),
+    "speculative": Reach("the vLLM launch; the draft's weights count in the ready budget every waiter shares"),
     "attention": LAUNCH,
     "frontend": LAUNCH,
     "max_model_len": LAUNCH,
     "max_num_seqs": LAUNCH,
     "kv_cache_dtype": LAUNCH,
-    "modalities": Use((*ALL_TARGETS, "smoke"), "the vLLM launch; smoke: the request with an image"),
+    "modalities": Reach("the vLLM launch; smoke: the request with an image"),
     "prefix_caching": LAUNCH,
     "chunked_prefill": LAUNCH,
     "model_runner": LAUNCH,
     "gpu_memory_utilization": LAUNCH,
-    "allow_unvalidated": Use((), "no output: it turns 'not validated' errors into warnings"),
-    "workload.concurrency": Use(
-        (*ALL_TARGETS, "bench"),
-        "the launch, through the AMD workload policy's `parallel` and draft; bench: --max-concurrency",
+    "allow_unvalidated": Reach("no output: it turns 'not validated' errors into warnings", launch=False),
+    "workload.concurrency": Reach(
+        "the launch, through the AMD workload policy's `parallel` and draft; bench: --max-concurrency"
     ),
-    "workload.input_tokens": Use(("bench",), "the benchmark's --random-input-len"),
-    "workload.output_tokens": Use(("bench",), "the benchmark's --random-output-len"),
-    "workload.goal": Use(ALL_TARGETS, "the launch, through the AMD workload policy's `parallel` and draft"),
-    "serve.port": Use((*ALL_TARGETS, *CLIENTS), "the vLLM launch, ports, probes and health checks; the jobs' port"),
+    "workload.input_tokens": Reach("the benchmark's --random-input-len", launch=False),
+    "workload.output_tokens": Reach("the benchmark's --random-output-len", launch=False),
+    "workload.goal": Reach("the launch, through the AMD workload policy's `parallel` and draft"),
+    "serve.port": Reach("the vLLM launch, ports, probes and health checks; the jobs' port"),
     "serve.host": LAUNCH,
-    "serve.served_model_name": Use((*ALL_TARGETS, *CLIENTS), "the vLLM launch; smoke, bench: the model name they send"),
-    "serve.api_key": Use(
-        (*ALL_TARGETS, *CLIENTS), "the launch's environment (from the secret), never its text; the jobs' key"
+    "serve.served_model_name": Reach("the vLLM launch; smoke, bench: the model name they send"),
+    "serve.api_key": Reach("the launch's environment (from the secret), never its text; the jobs' key"),
+    "serve.ready_timeout": Reach(
+        "every waiter: VLLM_ENGINE_READY_TIMEOUT_S, the router's wait, probes, the job's and clients' /health wait"
     ),
-    "serve.ready_timeout": Use(
-        (*ALL_TARGETS, *CLIENTS),
-        "every waiter: VLLM_ENGINE_READY_TIMEOUT_S, the router's wait, probes, the job's and clients' /health wait",
-    ),
-    "serve.drain": Use(
-        ALL_TARGETS,
+    "serve.drain": Reach(
         "vLLM's --shutdown-timeout; Kubernetes: the grace period and an update's deadline; Compose: "
-        "stop_grace_period; Slurm: the steps' SIGTERM before the time limit",
+        "stop_grace_period; Slurm: the steps' SIGTERM before the time limit"
     ),
     "serve.extra_args": LAUNCH,
-    "serve.env": Use(ALL_TARGETS, "the launch's environment"),
-    "runtime.image": Use(("compose", "slurm", "kubernetes"), "the container image (Slurm: with `container`)"),
-    "runtime.model_path": Use((*ALL_TARGETS, *CLIENTS), f"the vLLM launch; {_NAMED}"),
-    "runtime.hf_token": Use(ALL_TARGETS, "the launch's environment; `env(...)` only where a host environment exists"),
-    "runtime.model_cache": Use(
-        ("shell", "compose", "slurm"), "the host folder of the model cache (mounted, or `HF_HOME` on the host)"
+    "serve.env": Reach("the launch's environment"),
+    "runtime.image": Reach(
+        "the container image (Slurm: with `container`); bench-job: the image `vllm bench` runs from", launch=False
     ),
-    "runtime.shm_size": Use(("compose", "kubernetes"), "the container's shared memory"),
-    "runtime.fabric": Use(
-        ALL_TARGETS,
+    "runtime.model_path": Reach(f"the vLLM launch; {_NAMED}"),
+    "runtime.hf_token": Reach(
+        "the launch's environment; `env(...)` only where a host environment exists; bench-job: the tokenizer's download"
+    ),
+    "runtime.model_cache": Reach(
+        "the host folder of the model cache (mounted, or `HF_HOME` on the host)", launch=False
+    ),
+    "runtime.shm_size": Reach("the container's shared memory", launch=False),
+    "runtime.fabric": Reach(
         "the launches' NCCL/libfabric environment and NIXL backend; Kubernetes: RDMA devices, IPC_LOCK "
-        "(EFA: huge pages, the image's entrypoint); Slurm: the locked-memory check",
+        "(EFA: huge pages, the image's entrypoint); Slurm: the locked-memory check"
     ),
-    "runtime.router_image": Use(("kubernetes",), "the P/D router's image (Slurm: with `container`)"),
-    "runtime.host_memory": Use(
-        ALL_TARGETS,
-        "each rank's KV cache on vLLM's CPU backend (`--kv-cache-memory-bytes`); Kubernetes: the pods' memory",
+    "runtime.router_image": Reach("the P/D router's image (Slurm: with `container`)", launch=False),
+    "runtime.host_memory": Reach(
+        "each rank's KV cache on vLLM's CPU backend (`--kv-cache-memory-bytes`); Kubernetes: the pods' memory"
     ),
-    "runtime.cpu_cores": Use(ALL_TARGETS, "each rank's CPUs on vLLM's CPU backend (`VLLM_CPU_OMP_THREADS_BIND`)"),
-    "weights.download": Use(("shell", "slurm", "kubernetes"), "a download step before the launches"),
-    "weights.download_timeout": Use(
-        ("shell", "slurm", "kubernetes"),
-        "the download step's time budget; Kubernetes: also the Deployments' progressDeadlineSeconds",
+    "runtime.cpu_cores": Reach("each rank's CPUs on vLLM's CPU backend (`VLLM_CPU_OMP_THREADS_BIND`)"),
+    "weights.download": Reach("a download step before the launches", launch=False),
+    "weights.download_timeout": Reach(
+        "the download step's time budget; Kubernetes: also the Deployments' progressDeadlineSeconds", launch=False
     ),
-    "disaggregation.connector": Use(MULTI_NODE, "the P/D launches' KV transfer configuration"),
-    "disaggregation.prefill.nodes": Use(MULTI_NODE, "the prefill pool's launches"),
-    "disaggregation.prefill.parallel": Use(MULTI_NODE, "the prefill pool's launches"),
-    "disaggregation.decode.nodes": Use(MULTI_NODE, "the decode pool's launches"),
-    "disaggregation.decode.parallel": Use(MULTI_NODE, "the decode pool's launches"),
+    # Prefill/decode disaggregation runs on several nodes: only the targets that span nodes build it.
+    "disaggregation.connector": Reach("the P/D launches' KV transfer configuration", multi_node=True),
+    "disaggregation.prefill.nodes": Reach("the prefill pool's launches", multi_node=True),
+    "disaggregation.prefill.parallel": Reach("the prefill pool's launches", multi_node=True),
+    "disaggregation.decode.nodes": Reach("the decode pool's launches", multi_node=True),
+    "disaggregation.decode.parallel": Reach("the decode pool's launches", multi_node=True),
 }
+
+
+def _reaches(reach: Reach, target: target_table.Target) -> bool:
+    """Whether a key reaches the target's file through its vLLM launch."""
+    return reach.launch and not target.client and (target.spans_nodes or not reach.multi_node)
+
 
 _KIND_VALUES = {
     Kind.INTEGER: "a whole number, no unit",
@@ -123,11 +132,18 @@ _KIND_VALUES = {
 
 
 def used_by(path: str) -> Use | None:
-    """The use of a key by dotted path; keys of `target.KIND...` belong to that target."""
+    """The use of a key by dotted path: the targets it reaches through the launch (`REACH`), and
+    those that read it (`Target.reads`). A key of `target.KIND...` is its target's, and read by
+    the targets that declare it (a client job in the deployment's namespace or partition)."""
     parts = path.split(".")
+    targets = target_table.all_targets()
+    readers = tuple(t.kind for t in targets if path in t.reads)
     if parts[0] == "target" and len(parts) > 2:
-        return Use((parts[1],), "")
-    return USED_BY.get(path)
+        return Use((parts[1], *readers), "")
+    reach = REACH.get(path)
+    if reach is None:
+        return None
+    return Use(tuple(t.kind for t in targets if _reaches(reach, t) or t.kind in readers), reach.how)
 
 
 def values_text(spec: KeySpec) -> str:
@@ -148,12 +164,17 @@ def values_text(spec: KeySpec) -> str:
     return "; ".join(filter(None, [text, " and ".join(bounds)]))
 
 
+def launching() -> tuple[str, ...]:
+    """The targets that run a vLLM launch: "all" in the used-by column."""
+    return tuple(t.kind for t in target_table.all_targets() if not t.client)
+
+
 def _targets(use: Use | None) -> str:
     if use is None:
         return "**undocumented**"
     if not use.targets:
         return "none"
-    return "all" if use.targets == ALL_TARGETS else ", ".join(use.targets)
+    return "all" if use.targets == launching() else ", ".join(use.targets)
 
 
 def _cell(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -9,55 +10,42 @@ import pytest
 from spark_dsl.diagnostics import Severity
 from spark_dsl.keys_reference import all_key_paths, reference_markdown, used_by
 from spark_dsl.pipeline import run
+from spark_dsl.schema import KeySpec, Kind, lookup_block
 from spark_dsl.targets import registry as target_table
 from spark_dsl.targets.build import build
 
 REPO = Path(__file__).resolve().parent.parent
 
 # Reference deployments: body lines, one per key or block. A sample line setting a key the base
-# sets (or a target the base declares) replaces that line; any other sample line is added.
+# sets (or a target the base declares) replaces that line; any other sample line is added. Each
+# base declares every target that can build it, from the target table, so a new target's use of
+# each key is proven as soon as it is registered.
+# Slurm in a container, so `runtime.image` can show there too.
+_TARGET_BODY = {"slurm": "{ container = pyxis }"}
+
+
+def _declaring(targets: Iterable[target_table.Target]) -> list[str]:
+    return [f"target {t.kind} {_TARGET_BODY.get(t.kind, '{}')}" for t in targets]
+
+
+# One node: every target.
+_EVERY = _declaring(target_table.all_targets())
+# Several nodes: the targets that span nodes, and the clients, which fit a plan of any size.
+_MULTI_NODE = _declaring(t for t in target_table.all_targets() if t.spans_nodes or t.client)
+
 BASES = {
-    # One node, every target (Slurm in a container, so `runtime.image` can show there too).
-    "single": [
-        "model = muse-spark-open",
-        "accelerator = b200",
-        "target shell {}",
-        "target compose {}",
-        "target slurm { container = pyxis }",
-        "target kubernetes {}",
-        "target vllm-config {}",
-        "target smoke {}",
-        "target bench {}",
-    ],
+    "single": ["model = muse-spark-open", "accelerator = b200", *_EVERY],
     # AMD, where the workload policy picks `parallel` and the draft.
-    "amd": [
-        "model = muse-spark-open",
-        "accelerator = mi355x",
-        "checkpoint = mxfp4",
-        "target shell {}",
-        "target compose {}",
-        "target slurm {}",
-        "target kubernetes {}",
-        "target vllm-config {}",
-    ],
-    # The targets that run on several nodes.
-    "multi": [
-        "model = muse-spark-open",
-        "accelerator = b200",
-        "target shell {}",
-        "target slurm {}",
-        "target kubernetes {}",
-    ],
-    # Prefill/decode disaggregation (several nodes, so only the multi-node targets).
+    "amd": ["model = muse-spark-open", "accelerator = mi355x", "checkpoint = mxfp4", *_EVERY],
+    "multi": ["model = muse-spark-open", "accelerator = b200", *_MULTI_NODE],
+    # Prefill/decode disaggregation (several nodes).
     "pd": [
         "model = muse-spark-open",
         "accelerator = b200",
         "disaggregation { prefill { nodes = 1 } decode { nodes = 1 } }",
         # The vLLM image has no router (SPK547).
         'runtime { router_image = "registry.example.com/vllm-router:0.1.17" }',
-        "target shell {}",
-        "target slurm {}",
-        "target kubernetes {}",
+        *_MULTI_NODE,
     ],
 }
 
@@ -226,7 +214,7 @@ def test_key_reference_is_current() -> None:
 
 def test_every_key_says_which_targets_use_it() -> None:
     missing = [path for path in all_key_paths() if used_by(path) is None]
-    assert missing == [], f"add these keys to USED_BY in spark_dsl/keys_reference.py: {missing}"
+    assert missing == [], f"add these keys to REACH in spark_dsl/keys_reference.py: {missing}"
     assert "**undocumented**" not in reference_markdown()
 
 
@@ -245,3 +233,28 @@ def test_used_by_is_what_the_emitters_do(path: str, tmp_path: Path) -> None:
     use = used_by(path)
     assert use is not None
     assert changed == set(use.targets) & set(after), f"{path} changes {sorted(changed)}"
+
+
+def test_every_key_a_target_reads_exists() -> None:
+    """`Target.reads` names keys by path: a misspelt one would silently use nothing."""
+    paths = set(all_key_paths())
+    unknown = {t.kind: sorted(set(t.reads) - paths) for t in target_table.all_targets() if set(t.reads) - paths}
+    assert unknown == {}
+
+
+def test_a_pod_target_refuses_env_for_every_secret_it_reads() -> None:
+    """A target whose pods read secrets (`pod_secrets`, SPK505) lists every secret key that
+    changes its file, as the builds above prove: the bench Job downloads its tokenizer with
+    `runtime.hf_token`, and an `env(...)` there was dropped unreported."""
+    secrets = [p for p in all_key_paths() if (spec := _spec(p)) is not None and spec.kind is Kind.SECRET]
+    for target in target_table.all_targets():
+        if target.pod_secrets:
+            read = {p for p in secrets if (use := used_by(p)) is not None and target.kind in use.targets}
+            assert set(target.pod_secrets) == read, target.kind
+
+
+def _spec(path: str) -> KeySpec | None:
+    """A key's schema by dotted path (None for a map block, as `serve.env`)."""
+    *blocks, key = path.split(".")
+    block = lookup_block(tuple(blocks))
+    return None if block is None else block.keys.get(key)

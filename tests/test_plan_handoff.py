@@ -17,6 +17,7 @@ import pytest
 from spark_dsl.pipeline import run
 from spark_dsl.plan.in_effect import settings_in_effect
 from spark_dsl.schema import BlockSpec, KeySpec, Kind, deployment_schema
+from spark_dsl.targets import registry as target_table
 from spark_dsl.targets.build import render_plan
 from spark_dsl.units import format_duration
 from spark_dsl.values import spelled
@@ -26,7 +27,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "spark_dsl"
 # before it (a body with rejected values gets no plan), and the language server's table of
 # values, which speaks for deployments that have no plan (unknown model, rejected values).
 READS_THE_BODY = {"plan/resolve.py", "pipeline.py", "lsp/resolved.py"}
-TARGETS = ("shell", "compose", "slurm", "kubernetes", "vllm-config")
+# Every target that runs a launch, from the target table.
+TARGETS = tuple(t.kind for t in target_table.all_targets() if not t.client)
 
 
 def _body_reads(path: Path) -> list[int]:
@@ -59,28 +61,25 @@ SPEC = """deployment d {{
   model       = muse-spark-open
   accelerator = b200
 {extra}
-  target shell {{{shell}}}
-  target compose {{{compose}}}
-  target slurm {{{slurm}}}
-  target kubernetes {{{kubernetes}}}
-  target vllm-config {{{vllm_config}}}
+{targets}
 }}
 """
 
 
 def _spec(block: str | None, written: str) -> str:
-    """The base spec with one key written in its block (None: none written)."""
-    targets = {kind.replace("-", "_"): "" for kind in TARGETS}
+    """The base spec, declaring every target, with one key written in its block (None: none written)."""
+    targets = dict.fromkeys(TARGETS, "")
     extra = ""
     if block is None:
         pass
     elif block.startswith("target."):
-        targets[block.removeprefix("target.").replace("-", "_")] = f"\n    {written}\n  "
+        targets[block.removeprefix("target.")] = f"\n    {written}\n  "
     elif block == "":
         extra = f"  {written}"
     else:
         extra = f"  {block} {{\n    {written}\n  }}"
-    return SPEC.format(extra=extra, **targets)
+    declared = "\n".join(f"  target {kind} {{{body}}}" for kind, body in targets.items())
+    return SPEC.format(extra=extra, targets=declared)
 
 
 def _defaulted_keys() -> list[tuple[str, KeySpec]]:

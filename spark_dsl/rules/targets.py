@@ -249,13 +249,28 @@ def _pod_targets(generation: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((t.kind, t.pod_secrets) for t in target_table.all_targets() if t.pod_secrets)
 
 
+def _pod_secret_keys() -> str:
+    """`` `runtime.hf_token` or `serve.api_key` ``: every secret some target's pods read."""
+    keys = dict.fromkeys(s for _, secrets in _pod_targets(target_table.generation()) for s in secrets)
+    return target_table.either([f"`{k}`" for k in keys])
+
+
+def _pod_readers() -> str:
+    """`` `target kubernetes` (`runtime.hf_token`, `serve.api_key`), ... ``: who reads which."""
+    return ", ".join(
+        f"`target {kind}` ({', '.join(f'`{s}`' for s in secrets)})"
+        for kind, secrets in _pod_targets(target_table.generation())
+    )
+
+
 @rule(
     "SPK505",
     "error",
     "`env(...)` secret with Kubernetes",
-    checks='`runtime.hf_token` or `serve.api_key` reads `env("NAME")` while the deployment '
-    "builds a target that runs in Kubernetes pods and reads it: `target kubernetes` (both), "
-    "`target smoke-job` and `target bench-job` (the API key), declared or forced with `spark build -t`.",
+    checks=lambda: (
+        f'{_pod_secret_keys()} reads `env("NAME")` while the deployment builds a target '
+        f"that runs in Kubernetes pods and reads it: {_pod_readers()}, declared or forced with `spark build -t`."
+    ),
     basis="LANGUAGE.md: a pod has no host environment to read a variable from; Kubernetes takes "
     'secrets from a Secret (`secret("name")` becomes a `secretKeyRef`).',
     failing='runtime {\n  hf_token = env("HF_TOKEN")\n}\ntarget kubernetes {}',

@@ -26,6 +26,9 @@ from spark_dsl.targets.pack_values import INPUT_TOKENS, OUTPUT_TOKENS
 from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell_words import joined, quote
 
+# What the benchmark reads (`Target.reads`): a client's settings, and the workload it sends.
+READS = (*endpoint.READS, "workload.concurrency", "workload.input_tokens", "workload.output_tokens")
+
 FILE_NAME = "bench.sh"
 ROUNDS = 10
 TOKENIZER = "SPARK_BENCH_TOKENIZER"
@@ -128,4 +131,5 @@ TARGET = Target(
     render,
     executable=True,
     client=True,
+    reads=READS,
 )

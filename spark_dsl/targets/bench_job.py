@@ -78,5 +78,8 @@ TARGET = Target(
     "a Kubernetes Job, `bench-job.yaml`, that runs `vllm bench serve` against the deployment's Service",
     render,
     client=True,
-    pod_secrets=("serve.api_key",),  # the Job calls the deployment with its key
+    # The Job calls the deployment with its key, and downloads the tokenizer with the Hub token.
+    pod_secrets=("serve.api_key", "runtime.hf_token"),
+    # `vllm bench` runs from the deployment's image.
+    reads=(*bench.READS, *client_job.READS, "runtime.image", "runtime.hf_token"),
 )

@@ -19,6 +19,10 @@ BENCH_TIME = 3600  # an hour: ten rounds of the concurrency, with room for a lon
 OUTPUT = "bench-%j.out"
 
 
+# What a client job reads of `target slurm` (`Target.reads`): where it is queued.
+SLURM_READS = ("target.slurm.partition", "target.slurm.account", "target.slurm.qos")
+
+
 def client_directives(job: Job, role: str, seconds: int, output: str) -> list[str]:
     """The `#SBATCH` lines of a client job (the benchmark, the smoke check): one task on one node,
     no GPUs, in the deployment's own partition, account and QOS (`target slurm`), so it lands where
@@ -29,9 +33,13 @@ def client_directives(job: Job, role: str, seconds: int, output: str) -> list[st
         _directive("nodes", 1),
         _directive("ntasks", 1),
         _directive("time", slurm_time(seconds)),
-        *(_directive(key, slurm.value(key)) for key in ("partition", "account", "qos") if slurm.value(key)),
+        *(_directive(key, slurm.value(key)) for key in _queue_keys() if slurm.value(key)),
         _directive("output", output),
     ]
+
+
+def _queue_keys() -> list[str]:
+    return [path.removeprefix("target.slurm.") for path in SLURM_READS]
 
 
 def _directive(option: str, value: str | int) -> str:
@@ -64,4 +72,5 @@ TARGET = Target(
     "a Slurm batch script, `bench.sbatch`, that runs `vllm bench serve` on one node",
     render,
     client=True,
+    reads=(*bench.READS, *SLURM_READS),
 )

@@ -21,6 +21,10 @@ BACKOFF_LIMIT = 0
 TTL_SECONDS = 86_400
 
 
+# What a client Job reads of `target kubernetes` (`Target.reads`).
+READS = ("target.kubernetes.namespace",)
+
+
 def namespace(plan: Plan) -> str:
     return str(plan.target("kubernetes").value("namespace"))
 

@@ -170,4 +170,5 @@ TARGET = Target(
     ),
     single_host="Compose runs on one host",
     elsewhere="a Compose service sees its image and its volumes, not the host's folders",
+    reads=("runtime.image", "runtime.model_cache", "runtime.shm_size"),
 )

@@ -61,6 +61,7 @@ class Declared(Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=Tr
     client: bool = False
     pod_secrets: tuple[str, ...] = ()
     elsewhere: str = ""
+    reads: tuple[str, ...] = ()
 
 
 def load() -> tuple[Target, ...]:
@@ -84,7 +85,10 @@ def _target(fields: dict[str, Any]) -> Target:
     keys = tuple(_key(k) for k in fields.pop("keys", ()))
     blocks = tuple(_block(b) for b in fields.pop("blocks", ()))
     pod_secrets = tuple(fields.pop("pod_secrets", ()))
-    return Target(render=ModuleRenderer(module), keys=keys, blocks=blocks, pod_secrets=pod_secrets, **fields)
+    reads = tuple(fields.pop("reads", ()))
+    return Target(
+        render=ModuleRenderer(module), keys=keys, blocks=blocks, pod_secrets=pod_secrets, reads=reads, **fields
+    )
 
 
 def _key(fields: dict[str, Any]) -> KeySpec:

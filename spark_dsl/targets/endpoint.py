@@ -14,6 +14,21 @@ from spark_dsl.targets.common import describe_secret
 from spark_dsl.targets.shell_words import expansion_text, quote
 from spark_dsl.values import SecretRef
 
+# The settings every client reads (`Target.reads`): what names the model it sends (the served
+# name, else the checkpoint the model, accelerator and path pick), the port and key it calls
+# with, and the ready budget it waits (which the draft's weights count in).
+READS = (
+    "model",
+    "accelerator",
+    "checkpoint",
+    "speculative",
+    "serve.port",
+    "serve.served_model_name",
+    "serve.api_key",
+    "serve.ready_timeout",
+    "runtime.model_path",
+)
+
 ADDRESS = "SPARK_API_ADDRESS"  # the host (name or IP) of the router or head
 PORT = "SPARK_API_PORT"
 

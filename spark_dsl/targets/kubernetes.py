@@ -493,4 +493,5 @@ TARGET = Target(
     ),
     pod_secrets=("runtime.hf_token", "serve.api_key"),  # the vLLM pods download and serve
     elsewhere="a pod sees its image and its volumes, not the folders of the machine that built it",
+    reads=("runtime.image", "runtime.router_image", "runtime.shm_size", "weights.download", "weights.download_timeout"),
 )

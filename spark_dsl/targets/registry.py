@@ -58,7 +58,11 @@ class Target(Struct, frozen=True):
     refuses `env(...)` for each of them wherever the target is built (declared or `-t`).
     `elsewhere` says why its launches do not see the files of the machine that runs spark (a
     container, a pod, a cluster's nodes): SPK515 warns when such a target would serve a model
-    from an absolute path of that machine.
+    from an absolute path of that machine. `reads` are the settings outside its own block
+    (`block.key`, or `target.KIND.key` of another target's block) that its file reads other than
+    through the vLLM launch, which every target but a client runs: the key reference derives its
+    "used by" column from them (docs/keys.md), and tests/test_keys_reference.py builds with and
+    without each key to prove it.
     """
 
     kind: str
@@ -72,6 +76,7 @@ class Target(Struct, frozen=True):
     client: bool = False
     pod_secrets: tuple[str, ...] = ()
     elsewhere: str = ""
+    reads: tuple[str, ...] = ()
 
     @property
     def spans_nodes(self) -> bool:

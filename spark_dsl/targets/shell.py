@@ -251,4 +251,6 @@ TARGET = Target(
     "a bash script, `serve.sh`, that runs the launch for a rank",
     render,
     executable=True,
+    # The model cache is a folder of this host; the download step runs before the launches.
+    reads=("runtime.model_cache", "weights.download", "weights.download_timeout"),
 )

@@ -393,4 +393,12 @@ TARGET = Target(
     ),
     executable=True,
     elsewhere="the job runs on the cluster's compute nodes, which need not share this machine's folders",
+    # The images with `container`; the model cache is a folder of the nodes.
+    reads=(
+        "runtime.image",
+        "runtime.router_image",
+        "runtime.model_cache",
+        "weights.download",
+        "weights.download_timeout",
+    ),
 )

@@ -23,6 +23,9 @@ from spark_dsl.targets.registry import Target
 from spark_dsl.targets.shell_words import quote
 
 FILE_NAME = "smoke.sh"
+# What the smoke check reads (`Target.reads`): a client's settings, and `modalities`, which
+# decide whether it sends an image.
+READS = (*endpoint.READS, "modalities")
 HEALTH_POLL_SECONDS = 2
 MAX_TOKENS = 16
 # A 1x1 PNG: the smallest image every vision model's processor accepts as a data URL.
@@ -155,4 +158,5 @@ TARGET = Target(
     render,
     executable=True,
     client=True,
+    reads=READS,
 )

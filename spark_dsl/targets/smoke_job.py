@@ -53,4 +53,5 @@ TARGET = Target(
     render,
     client=True,
     pod_secrets=("serve.api_key",),  # the Job calls the deployment with its key
+    reads=(*smoke.READS, *client_job.READS),
 )

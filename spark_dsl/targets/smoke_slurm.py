@@ -9,7 +9,7 @@ job's exit state. The checks are smoke.sh's POSIX sh, run by bash here.
 from __future__ import annotations
 
 from spark_dsl.targets import endpoint, smoke
-from spark_dsl.targets.bench_slurm import client_directives
+from spark_dsl.targets.bench_slurm import SLURM_READS, client_directives
 from spark_dsl.targets.common import Job
 from spark_dsl.targets.registry import Target
 
@@ -36,4 +36,5 @@ TARGET = Target(
     "a Slurm batch script, `smoke.sbatch`, that runs the smoke check on one node",
     render,
     client=True,
+    reads=(*smoke.READS, *SLURM_READS),
 )

@@ -16,6 +16,7 @@ from target_helpers import REPO
 
 from spark_dsl import cli
 from spark_dsl.targets import build as build_module
+from spark_dsl.targets import registry as target_table
 from spark_dsl.targets import transaction
 
 ONE_NODE = """
@@ -172,14 +173,17 @@ def test_forced_kubernetes_with_an_env_secret_is_spk505(project, spark) -> None:
     assert [d["code"] for d in json.loads(r.stdout)["diagnostics"]] == ["SPK505"]
 
 
-@pytest.mark.parametrize(
-    ("forced", "secret"),
-    [
-        ("kubernetes", '  runtime {\n    hf_token = env("HF_TOKEN")\n  }'),
-        ("smoke-job", '  serve {\n    api_key = env("VLLM_KEY")\n  }'),
-        ("bench-job", '  serve {\n    api_key = env("VLLM_KEY")\n  }'),
-    ],
-)
+def _env_secret(path: str) -> str:
+    """The body lines that set the secret key `block.key` from a host variable."""
+    block, key = path.split(".")
+    return f'  {block} {{\n    {key} = env("SPARK_SECRET")\n  }}'
+
+
+# Each target whose pods read secrets, with each secret it reads (its declaration's `pod_secrets`).
+POD_SECRETS = [(t.kind, _env_secret(s)) for t in target_table.all_targets() for s in t.pod_secrets]
+
+
+@pytest.mark.parametrize(("forced", "secret"), POD_SECRETS)
 def test_a_forced_pod_target_reports_spk505_at_the_secret_and_writes_nothing(project, spark, forced, secret) -> None:
     """SPK505 is the rules' (as every check is), for a target forced with -t as for a declared one:
     located at the env(...) that a pod cannot read, with its fix, and the deployment keeps its

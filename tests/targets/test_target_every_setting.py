@@ -38,6 +38,7 @@ from target_helpers import compose_value, config_argv, kubernetes_expand
 from spark_dsl.keys_reference import used_by
 from spark_dsl.pipeline import run
 from spark_dsl.schema import BlockSpec, Kind, deployment_schema
+from spark_dsl.targets import registry as target_table
 
 MODEL_CACHE = "/root/.cache/huggingface"
 STRING_KINDS = (Kind.STRING, Kind.STRING_LIST, Kind.SECRET, Kind.VOLUME)
@@ -183,18 +184,13 @@ def value_of(setting: StringSetting, canary: Path) -> Any:
 
 # ---- the spec: each setting in the deployments that give it a context -------------------------
 
+# Every target that runs a launch, from the target table.
+LAUNCHING = [t.kind for t in target_table.all_targets() if not t.client]
 BASE = ["model       = muse-spark-open", "accelerator = b200", "parallel    = tp + ep"]
 # Block path -> lines every deployment starts with; a setting's lines are added to its block.
 DEPLOYMENTS: dict[str, dict[tuple[str, ...], list[str]]] = {
     # One node, every target: Slurm in pyxis.
-    "every": {
-        (): BASE,
-        ("target shell",): [],
-        ("target compose",): [],
-        ("target slurm",): ["container = pyxis"],
-        ("target kubernetes",): [],
-        ("target vllm-config",): [],
-    },
+    "every": {(): BASE, **{(f"target {kind}",): [] for kind in LAUNCHING}, ("target slurm",): ["container = pyxis"]},
     # Slurm in Apptainer (`--bind`, `docker://IMAGE`), and on the host (`HF_HOME`).
     "every-apptainer": {(): BASE, ("target slurm",): ["container = apptainer"]},
     "every-host": {(): BASE, ("target slurm",): []},
@@ -216,7 +212,7 @@ DEPLOYMENTS: dict[str, dict[tuple[str, ...], list[str]]] = {
 DEPLOYMENTS["every-cpu"] = {
     (): ["model       = llama-3-1-8b", "accelerator = cpu"],
     ("runtime",): ["host_memory = 64GiB"],
-    **{(f"target {kind}",): [] for kind in ("shell", "compose", "slurm", "kubernetes", "vllm-config")},
+    **{(f"target {kind}",): [] for kind in LAUNCHING},
 }
 # Where a setting goes, when not where DEFAULT_PLACES puts it.
 PLACES = {
