@@ -28,7 +28,7 @@ def test_list_names_every_code_with_its_severity_and_title(spark: Callable[..., 
 def test_an_unknown_code_points_at_the_list_not_at_a_file(spark: Callable[..., Any]) -> None:
     r = spark("explain", "SPK299")
     assert r.returncode == 2
-    assert "close codes: SPK241, SPK240, SPK239" in r.stderr
+    assert "close codes: SPK2" in r.stderr  # which ones: tests/test_rules.py
     assert "`spark explain` lists every code" in r.stderr
     assert "docs/" not in r.stderr
 

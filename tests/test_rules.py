@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from spark_dsl.codes import registry
 from spark_dsl.diagnostics import Severity
 from spark_dsl.pipeline import run
 
@@ -129,7 +130,9 @@ def test_explain_prints_the_four_parts(spark: Callable[..., Any]) -> None:
 def test_explain_unknown_code_lists_close_codes(spark: Callable[..., Any]) -> None:
     r = spark("explain", "SPK299")
     assert r.returncode == 2
-    assert "close codes: SPK241, SPK240, SPK239" in r.stderr  # the nearest codes below
+    # The nearest codes below, from the registry: a new SPK2xx rule changes them, not this test.
+    nearest = sorted((code for code in registry() if code.startswith("SPK2")), reverse=True)[:3]
+    assert f"close codes: {', '.join(nearest)}" in r.stderr
 
 
 def test_plan_json_has_the_cli_shape(spark: Callable[..., Any]) -> None:
