@@ -23,10 +23,13 @@ COMMAND = "python -m spark_dsl.dev regen"
 
 
 def snapshot_tests() -> list[str]:
-    """The test files that own a syrupy snapshot file (`__snapshots__/NAME.ambr` beside `NAME.py`),
-    rewritten by running each whole (never with -k: syrupy would drop the others' entries)."""
-    found = sorted((REPO / "tests").rglob("__snapshots__/*.ambr"))
-    return [str((ambr.parent.parent / f"{ambr.stem}.py").relative_to(REPO)) for ambr in found]
+    """The test files that own syrupy snapshot files (`__snapshots__/NAME.ambr` beside `NAME.py`, or
+    a folder `__snapshots__/NAME/` of them, one a code), rewritten by running each whole (never
+    with -k: syrupy would drop the others' entries)."""
+    tests = REPO / "tests"
+    owners = {ambr.parent.parent / f"{ambr.stem}.py" for ambr in tests.rglob("__snapshots__/*.ambr")}
+    owners |= {ambr.parent.parent.parent / f"{ambr.parent.name}.py" for ambr in tests.rglob("__snapshots__/*/*.ambr")}
+    return sorted(str(owner.relative_to(REPO)) for owner in owners)
 
 
 class Step(Struct, frozen=True):

@@ -2,30 +2,68 @@
 label, help and notes), or of the command that reports a code no spec can show, is a snapshot, so a
 changed message shows up as a reviewed snapshot diff.
 
+Each code's snapshot is a file of its own, `__snapshots__/test_code_snapshots/SPKnnn.ambr`, so a new
+code adds one file and changes no other code's. A rule's fixture renders with that rule alone, as
+tests/test_check_fixtures.py runs it.
+
 Update with `pytest --snapshot-update tests/test_code_snapshots.py` and read the diff.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from syrupy.extensions.amber import AmberSnapshotExtension
+from syrupy.location import PyTestLocation
+from syrupy.types import SnapshotIndex
 
-from spark_dsl.pipeline import run
+from spark_dsl.pipeline import RunResult, run
 from spark_dsl.render.text import render
+from spark_dsl.rules.table import only
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHECKOUT = Path(__file__).resolve().parent.parent
 FAILING = sorted(FIXTURES.glob("codes/*.fail.spark")) + sorted(FIXTURES.glob("rules/*.fail.spark"))
 
 
+class OneFilePerCode(AmberSnapshotExtension):
+    """Stores each test's snapshot in `__snapshots__/<this module>/<its parameter, a code>.ambr`, the
+    layout syrupy gives its one-file-per-test extensions, so syrupy still finds unused ones."""
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(Path(super().dirname(test_location=test_location)) / test_location.basename)
+
+    @classmethod
+    def get_file_basename(cls, *, test_location: PyTestLocation, index: SnapshotIndex) -> str:
+        found = re.search(r"\[(SPK\d{3})\]$", test_location.snapshot_name)
+        assert found, f"{test_location.snapshot_name} is not parametrized by a code"
+        return found.group(1)
+
+
+@pytest.fixture
+def snapshot(snapshot: Any) -> Any:
+    return snapshot.use_extension(OneFilePerCode)
+
+
+def _run_fixture(path: Path) -> RunResult:
+    """A rule's fixture with that rule alone; a front-end code's with every rule, as
+    tests/test_check_fixtures.py runs each."""
+    if path.parent.name != "rules":
+        return run([Path(path.name)], Path("."))
+    with only({path.name.split(".")[0]}):
+        return run([Path(path.name)], Path("."))
+
+
 @pytest.mark.parametrize("path", FAILING, ids=lambda p: p.name.split(".")[0])
 def test_the_failing_fixture_renders_as_pinned(path: Path, snapshot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(path.parent)  # file names as a user in the fixture's folder sees them
-    result = run([Path(path.name)], Path("."))
+    result = _run_fixture(path)
     code = path.name.split(".")[0]
     assert code in {d.code for d in result.diagnostics}
     text = render(result.diagnostics, result.sources, len(result.files))

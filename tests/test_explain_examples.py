@@ -1,7 +1,11 @@
-"""`spark explain`'s failing and fixed examples are excerpts of the code's fixtures: every line of
-the failing example appears, in order, in `CODE.fail.spark`, and every line of the fixed example in
-`CODE.pass.spark`. The fixtures are checked (tests/test_check_fixtures.py) and their rendering is
-pinned (tests/test_code_snapshots.py), so an excerpt of them shows what the checker really does.
+"""`spark explain`'s failing and fixed examples show what the checker is tested on.
+
+A rule's examples are read from its fixtures (spark_dsl.rules.examples), so they are excerpts by
+construction; here each, checked alone with its rule, reports the rule (failing) or not (fixed).
+The other codes' examples are written in their tables: every line of the failing example appears,
+in order, in `CODE.fail.spark`, and every line of the fixed example in `CODE.pass.spark`. The
+fixtures are checked (tests/test_check_fixtures.py) and their rendering is pinned
+(tests/test_code_snapshots.py), so an excerpt of them shows what the checker really does.
 
 Lines are compared without their indentation, runs of spaces and comments.
 """
@@ -14,6 +18,9 @@ from pathlib import Path
 import pytest
 
 from spark_dsl.codes import registry
+from spark_dsl.pipeline import run
+from spark_dsl.rules import examples
+from spark_dsl.rules.table import all_rules, only
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECT = re.compile(r"\s*#\s*expect:.*$")
@@ -44,9 +51,11 @@ def _fixture(code: str, suffix: str) -> Path | None:
     return next((p for p in found if p.exists()), None)
 
 
+RULES = sorted(r.code for r in all_rules())
 EXAMPLES = [
     (f"{code}.{kind}", getattr(doc, kind), fixture)
     for code, doc in registry().items()
+    if code not in RULES
     for kind, suffix in (("failing", "fail"), ("fixed", "pass"))
     if (fixture := _fixture(code, suffix)) is not None
 ]
@@ -59,6 +68,28 @@ def test_the_explain_example_is_an_excerpt_of_the_fixture(name: str, example: st
         assert not is_excerpt, f"{name} is now an excerpt of {fixture.name}: take it off NOT_YET"
     else:
         assert is_excerpt, f"every line of {name}'s example must appear, in order, in {fixture.name}"
+
+
+@pytest.mark.parametrize("code", RULES)
+def test_a_rules_examples_are_its_fixtures_and_show_it(code: str, tmp_path: Path) -> None:
+    doc = registry()[code]
+    failing, fixed = (FIXTURES / "rules" / f"{code}.{kind}.spark" for kind in ("fail", "pass"))
+    assert (doc.failing, doc.fixed) == (examples.excerpt(failing.read_text()), examples.excerpt(fixed.read_text()))
+    for kind, example, shows in (("fail", doc.failing, True), ("pass", doc.fixed, False)):
+        spec = tmp_path / f"{code}.{kind}.spark"
+        spec.write_text(example, encoding="utf-8")
+        with only({code}):
+            found = {d.code for d in run([spec], tmp_path).diagnostics}
+        assert (code in found) is shows, f"{code}'s {kind} example, checked alone, reports {sorted(found)}"
+
+
+def test_the_example_is_the_marked_lines_else_up_to_the_first_deployment() -> None:
+    spec = "# why\nmodel m {\n  layers = 2\n}\n\ndeployment a {\n  gpus = 6   # expect: SPK219\n}\n\ndeployment b {}\n"
+    assert examples.excerpt(spec) == "# why\nmodel m {\n  layers = 2\n}\n\ndeployment a {\n  gpus = 6\n}\n"
+    marked = "deployment a {\n  # example: begin\n  gpus = 6\n  # example: end\n  nodes = 1\n}\n"
+    assert examples.excerpt(marked) == "gpus = 6\n"
+    with pytest.raises(ValueError, match="marked by one"):
+        examples.excerpt("# example: end\ndeployment a {\n}\n")
 
 
 def test_the_list_of_exceptions_names_only_examples() -> None:

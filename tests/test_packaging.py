@@ -36,6 +36,9 @@ def test_wheel_contains_grammar_and_catalog(tmp_path: Path) -> None:
     # The built-in targets' declarations the table reads instead of importing the renderers.
     declared = zipfile.ZipFile(wheel).read("spark_dsl/targets/declared.json").decode()
     assert declared == (REPO / "spark_dsl" / "targets" / "declared.json").read_text()
+    # The rules' fixtures, which `spark explain` shows as each rule's examples (spark_dsl.rules.examples).
+    shipped_fixtures = {n.removeprefix("spark_dsl/rules/fixtures/") for n in names if "/rules/fixtures/" in n}
+    assert shipped_fixtures == {p.name for p in (REPO / "tests" / "fixtures" / "rules").iterdir()}
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "spark = spark_dsl.__main__:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

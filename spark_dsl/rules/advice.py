@@ -70,8 +70,6 @@ def _conc_notes(plan: Plan) -> tuple[tuple[str, Resolved], ...]:
     "BF16 under expert parallelism on AMD",
     checks="AMD, `checkpoint = bf16`, a workload concurrency set, and expert parallelism chosen explicitly.",
     basis="The recipe keeps BF16 on plain tensor parallelism: its Triton experts are slower under expert parallelism.",
-    failing="accelerator = mi355x\ncheckpoint  = bf16\nparallel    = tp + ep\nworkload { concurrency = 48 }",
-    fixed="accelerator = mi355x\ncheckpoint  = bf16\nparallel    = tp\nworkload { concurrency = 48 }",
 )
 def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
     par = plan.setting("parallel")
@@ -99,8 +97,6 @@ def bf16_plain_tp(plan: Plan) -> Iterator[Finding]:
         "The recipe names tensor plus expert parallelism the throughput choice for MXFP4 from about "
         f"{_ep_from()} concurrent requests."
     ),
-    failing="accelerator = mi355x\nparallel    = tp\nworkload { concurrency = 48 }",
-    fixed="accelerator = mi355x\nparallel    = tp + ep\nworkload { concurrency = 48 }",
 )
 def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
     c, par = _workload(plan), plan.setting("parallel")
@@ -128,8 +124,6 @@ def mxfp4_ep_for_throughput(plan: Plan) -> Iterator[Finding]:
     checks=lambda: f"AMD, concurrency below {_ep_from()}, and expert parallelism chosen explicitly.",
     basis="The recipe recommends plain tensor parallelism for latency-bound AMD serving with only a "
     "handful of concurrent requests.",
-    failing="accelerator = mi355x\nparallel    = tp + ep\nworkload { concurrency = 4 }",
-    fixed="accelerator = mi355x\nparallel    = tp\nworkload { concurrency = 4 }",
 )
 def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
     c, par = _workload(plan), plan.setting("parallel")
@@ -153,8 +147,6 @@ def latency_plain_tp(plan: Plan) -> Iterator[Finding]:
         f"The recipe points operators back to running without the draft model beyond about {_dspark_until()} "
         "concurrent requests (MXFP4: expert parallelism without the draft; BF16: plain TP without it)."
     ),
-    failing="accelerator = mi355x\nspeculative = dspark\nworkload { concurrency = 128 }",
-    fixed="accelerator = mi355x\nspeculative = none\nworkload { concurrency = 128 }",
 )
 def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
     c, spec = _workload(plan), plan.setting("speculative")
@@ -183,8 +175,6 @@ def no_draft_at_high_concurrency(plan: Plan) -> Iterator[Finding]:
         f"The recipe says DSpark can stay ahead through about {_dspark_until()} concurrent requests only "
         "when paired with expert parallelism."
     ),
-    failing="accelerator = mi355x\nparallel    = tp\nspeculative = dspark\nworkload { concurrency = 48 }",
-    fixed="accelerator = mi355x\nparallel    = tp + ep\nspeculative = dspark\nworkload { concurrency = 48 }",
 )
 def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
     c = _workload(plan)
@@ -211,8 +201,6 @@ def dspark_needs_ep_mid(plan: Plan) -> Iterator[Finding]:
     checks="`frontend = rust` set on an AMD accelerator, workload or not.",
     basis="The Rust frontend is part of the NVIDIA path's validated command; the recipe treats it as an "
     "optimization, not a requirement, and says to switch to Python if a feature is unsupported.",
-    failing="accelerator = mi355x\nfrontend    = rust",
-    fixed="accelerator = mi355x\nfrontend    = python",
 )
 def amd_rust_frontend(plan: Plan) -> Iterator[Finding]:
     fe = plan.setting("frontend")

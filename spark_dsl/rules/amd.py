@@ -22,8 +22,6 @@ from spark_dsl.rules.suggest import pool_parallel, set_parallel, spelled
     "data parallelism on the AMD path",
     checks=lambda: f"`dp(N)` on {facts.validated_on('amd')} (or another AMD accelerator).",
     basis="The recipe's AMD path supports TP and TP+EP, not its data-parallel configuration.",
-    failing="accelerator = mi355x\nparallel    = dp(2) + tp",
-    fixed="accelerator = mi355x\nparallel    = tp",
 )
 def amd_no_dp(plan: Plan) -> Iterator[Finding]:
     if plan.vendor.data_parallel:
@@ -54,8 +52,6 @@ def _block_resolved(plan: Plan, kind: str) -> Resolved | None:
     checks="A `disaggregation` block on an AMD accelerator.",
     basis="The recipe's AMD path does not support prefill/decode disaggregation; teams that need it "
     "should use the NVIDIA path.",
-    failing="accelerator = mi355x\ndisaggregation { }",
-    fixed="accelerator = b200\ndisaggregation { }",
 )
 def amd_no_disaggregation(plan: Plan) -> Iterator[Finding]:
     if not plan.vendor.disaggregation and plan.disaggregated:
@@ -80,8 +76,6 @@ def amd_no_disaggregation(plan: Plan) -> Iterator[Finding]:
     "multimodal input on the AMD path",
     checks="Any modality other than `text` on an AMD accelerator.",
     basis="The AMD commands are text-only: they do not provide the model's image, audio and video path.",
-    failing="accelerator = mi355x\nmodalities  = [text, image]",
-    fixed="accelerator = mi355x\nmodalities  = [text]",
 )
 def amd_text_only(plan: Plan) -> Iterator[Finding]:
     mods = plan.setting("modalities")
@@ -105,7 +99,6 @@ def _required_setting_rule(req: catalog.RequiredSetting) -> None:
         if plan.path == req.vendor and s is not None and str(s.value).lower() == req.bad:
             yield Finding(req.message, s, f"use `{req.key} = {req.good}`", replace_with=req.good)
 
-    example = catalog.load().vendor(req.vendor).validated_alternative
     recipe_only(
         rule(
             req.code,
@@ -113,8 +106,6 @@ def _required_setting_rule(req: catalog.RequiredSetting) -> None:
             req.title,
             checks=f"`{req.key} = {req.bad}` on an {req.vendor.upper()} accelerator.",
             basis=req.basis,
-            failing=f"accelerator = {example}\n{req.key} = {req.bad}",
-            fixed=f"accelerator = {example}\n{req.key} = {req.good}",
         )(check)
     )
 
@@ -132,8 +123,6 @@ for _required in catalog.load().recipe.required_settings:
     "pools are two nodes, and SPK205 already says they are not validated on AMD.",
     basis="The recipe's AMD path is validated on one eight-GPU node: no data parallelism, no "
     "prefill/decode disaggregation.",
-    failing="accelerator = mi355x\nnodes       = 2",
-    fixed="accelerator = mi355x\nnodes       = 1",
     suppressed_by=("SPK205",),
 )
 def amd_one_node(plan: Plan) -> Iterator[Finding]:

@@ -27,8 +27,6 @@ from spark_dsl.units import format_duration
     "its engines to load the weights, then exits; spark sets it to the ready budget on every "
     "launch. A shorter value kills the servers while the weights still load, although every "
     "other waiter (router, probes, the Slurm job) would still be waiting.",
-    failing='serve {\n  env {\n    VLLM_ENGINE_READY_TIMEOUT_S = "300"\n  }\n}',
-    fixed='serve {\n  env {\n    VLLM_ENGINE_READY_TIMEOUT_S = "10000"\n  }\n}',
 )
 def engine_ready_timeout(plan: Plan) -> Iterator[Finding]:
     setting = plan.serve.block("env").entries().get(ENGINE_READY_ENV)
@@ -57,8 +55,6 @@ def engine_ready_timeout(plan: Plan) -> Iterator[Finding]:
     basis="Every waiter is set from the ready budget: vLLM's engine-ready clock, the router's wait "
     "for its workers, the startup probes and the Slurm job's /health wait. Below the estimate, "
     "they give up while the weights still load, unless the storage is faster than assumed.",
-    failing="serve {\n  ready_timeout = 5m\n}",
-    fixed="serve {\n  ready_timeout = 2h\n}",
 )
 def ready_budget_below_estimate(plan: Plan) -> Iterator[Finding]:
     setting = plan.serve.setting("ready_timeout")
@@ -85,8 +81,6 @@ def ready_budget_below_estimate(plan: Plan) -> Iterator[Finding]:
     basis="The job waits `ready_timeout` for /health and then cancels its launches, while vLLM "
     "itself would still wait the whole ready budget for the weights to load; the job then ends a "
     "deployment that was about to come up.",
-    failing="target slurm {\n  ready_timeout = 5m\n}",
-    fixed="target slurm {\n  time = 4h\n}",
     target="slurm",
 )
 def slurm_wait_below_budget(plan: Plan) -> Iterator[Finding]:

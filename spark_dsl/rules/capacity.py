@@ -133,8 +133,6 @@ def _sizing_basis() -> str:
     "per-GPU memory x gpu_memory_utilization. A replica is one tensor-parallel group, times its "
     "pipeline stages (`pp(N)`).",
     basis=_sizing_basis,
-    failing="accelerator = b200\ncheckpoint  = bf16",
-    fixed="accelerator = b200\ncheckpoint  = nvfp4",
 )
 def weights_fit(plan: Plan) -> Iterator[Finding]:
     for est in plan.capacity:
@@ -202,8 +200,6 @@ def _over_nodes(plan: Plan, est: CapacityEstimate, node_gb: float) -> str:
     ),
     basis="The recipe says capacity planning starts from the checkpoint; a replica this full serves "
     "very few tokens at a time.",
-    failing="accelerator   = gb200\nmax_model_len = 128K\ngpu_memory_utilization = 0.78",
-    fixed="accelerator   = gb200\nmax_model_len = 128K",
     suppressed_by=("SPK301",),
 )
 def headroom(plan: Plan) -> Iterator[Finding]:
@@ -245,8 +241,6 @@ def headroom(plan: Plan) -> Iterator[Finding]:
         f"weights and draft model. KV bytes per token, for {facts.model().display_name}: {_kv_formula()}."
     ),
     basis="vLLM refuses to start when one sequence of the configured length cannot be cached.",
-    failing="accelerator   = gb200\ngpu_memory_utilization = 0.795\nmax_model_len = 1M",
-    fixed="accelerator   = gb200\ngpu_memory_utilization = 0.795\nmax_model_len = 512K",
     suppressed_by=("SPK301",),
 )
 def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
@@ -283,8 +277,6 @@ def one_sequence_fits(plan: Plan) -> Iterator[Finding]:
     "replica's KV cache. The message says how many do.",
     basis="The recipe pairs concurrency advice with context limits; vLLM preempts sequences that do "
     "not fit, so the configured concurrency would not be reached at full length.",
-    failing="accelerator   = gb200\ncheckpoint    = nvfp4\nmax_model_len = 1M\nmax_num_seqs  = 4",
-    fixed="accelerator   = gb200\ncheckpoint    = nvfp4\nmax_model_len = 1M\nmax_num_seqs  = 2",
     suppressed_by=("SPK301",),
 )
 def sequences_fit(plan: Plan) -> Iterator[Finding]:

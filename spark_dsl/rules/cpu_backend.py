@@ -81,45 +81,6 @@ def host_memory_fix(plan: Plan, size: int, message: str) -> Fix | None:
     "not free (`vllm/v1/worker/cpu_worker.py`, `determine_available_memory`). vLLM's CPU docs: a "
     "rank's memory is its weight shard plus its KV cache space. spark hands each rank the KV cache "
     "that its share of the host memory leaves after its share of the weights.",
-    failing=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "}"
-    ),
-    fixed=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  runtime { host_memory = 1GiB }\n"
-        "}"
-    ),
 )
 def host_memory_required(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.on_host or plan.runtime.value("host_memory") is not None:
@@ -159,34 +120,6 @@ def _few_formats() -> str:
     "CPU backend supports, and vLLM's quantization table marks no x86 CPU support for FP8 or the "
     "FP4 formats (docs.vllm.ai: Installation > CPU > FAQ; Features > Quantization > Supported "
     "Hardware).",
-    failing=("deployment tiny-cpu {\n  model       = tiny\n  accelerator = cpu\n  checkpoint  = fp8"),
-    fixed=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "  checkpoint fp8 {\n"
-        '    repository = "example-org/tiny-llama-fp8"\n'
-        "    size       = 1_200_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  checkpoint  = bf16\n"
-        "  runtime {\n"
-        "    host_memory = 1GiB\n"
-        "  }\n"
-        "}"
-    ),
 )
 def checkpoint_format(plan: Plan) -> Iterator[Finding]:
     acc, ckpt = plan.accelerator, plan.checkpoint
@@ -220,30 +153,6 @@ def checkpoint_format(plan: Plan) -> Iterator[Finding]:
     "`speculative_decoding`): `accelerator = cpu`.",
     basis="vLLM's feature matrix marks speculative decoding unsupported on CPU (docs.vllm.ai: "
     "Features > Compatibility Matrix > Feature x Hardware).",
-    failing=("deployment tiny-cpu {\n  model       = tiny\n  accelerator = cpu\n  speculative = dspark"),
-    fixed=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  speculative = none\n"
-        "  runtime {\n"
-        "    host_memory = 1GiB\n"
-        "  }\n"
-        "}"
-    ),
 )
 def no_draft_on_host(plan: Plan) -> Iterator[Finding]:
     spec = plan.setting("speculative")
@@ -315,30 +224,6 @@ def _ignored(plan: Plan) -> Iterator[_Ignored]:
     "the CPU platform runs its CPU_ATTN backend whatever `--attention-backend` says, logging "
     "`Cannot use ... backend on CPU` (`vllm/platforms/cpu.py`, `get_attn_backend_cls`); its "
     "distributed backend is gloo, not NCCL (`CpuPlatform.dist_backend`).",
-    failing=("deployment tiny-cpu {\n  model       = tiny\n  accelerator = cpu\n  attention   = triton"),
-    fixed=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  attention   = auto\n"
-        "  runtime {\n"
-        "    host_memory = 1GiB\n"
-        "  }\n"
-        "}"
-    ),
 )
 def ignored_settings(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.on_host:
@@ -362,30 +247,6 @@ def ignored_settings(plan: Plan) -> Iterator[Finding]:
     basis="vLLM's CPU attention stores an FP8 KV cache only on x86 hosts with AVX-512 or AMX, and "
     "refuses it elsewhere (`FP8 KV cache on CPU requires x86 with AVX-512 or AMX`, "
     "`vllm/v1/attention/backends/cpu_attn.py`), as on an AVX2 machine.",
-    failing=("deployment tiny-cpu {\n  model       = tiny\n  accelerator = cpu\n  kv_cache_dtype = fp8"),
-    fixed=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  kv_cache_dtype = auto\n"
-        "  runtime {\n"
-        "    host_memory = 1GiB\n"
-        "  }\n"
-        "}"
-    ),
 )
 def fp8_kv_cache(plan: Plan) -> Iterator[Finding]:
     kv = plan.setting("kv_cache_dtype")
@@ -409,29 +270,6 @@ def fp8_kv_cache(plan: Plan) -> Iterator[Finding]:
     basis="The P/D launches use vLLM's NixlConnector. Neither vLLM's CPU wheel nor its requirements "
     "carry NIXL, and vLLM's NixlConnector guide has non-CUDA platforms build NIXL with UCX from "
     "source (docs.vllm.ai: Features > NixlConnector Usage Guide > Installation).",
-    failing=("deployment tiny-cpu {\n  model       = tiny\n  accelerator = cpu\n  disaggregation {"),
-    fixed=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  runtime {\n"
-        "    host_memory = 1GiB\n"
-        "  }\n"
-        "}"
-    ),
 )
 def pd_needs_nixl(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.on_host or not plan.disaggregated:
@@ -452,27 +290,6 @@ def pd_needs_nixl(plan: Plan) -> Iterator[Finding]:
     checks="`runtime.host_memory` or `runtime.cpu_cores` with an accelerator that has GPUs.",
     basis="Both are settings of vLLM's CPU backend (`accelerator = cpu`): a GPU's memory is the "
     "catalog's, and GPU ranks bind no CPU list; neither reaches a launch there.",
-    failing=("deployment tiny-gpu {\n  model       = tiny\n  accelerator = h100\n  runtime {\n    host_memory = 1GiB"),
-    fixed=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-gpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = h100\n"
-        "  gpus        = 2\n"
-        "}"
-    ),
 )
 def host_settings_on_gpus(plan: Plan) -> Iterator[Finding]:
     if plan.accelerator.on_host:
@@ -506,39 +323,6 @@ def _host_id() -> str:
     basis="spark splits the list into equal runs, one per rank, as vLLM's "
     "`VLLM_CPU_OMP_THREADS_BIND` takes them (`0-31|32-63`); vLLM stops when the lists are not one "
     "per rank (`vllm/utils/ompmultiprocessing.py`).",
-    failing=(
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  gpus        = 2\n"
-        "  runtime {\n"
-        "    host_memory = 1GiB\n"
-        '    cpu_cores   = "0"'
-    ),
-    fixed=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  gpus        = 2\n"
-        "  runtime {\n"
-        "    host_memory = 1GiB\n"
-        '    cpu_cores   = "0-1"\n'
-        "  }\n"
-        "}"
-    ),
 )
 def cpu_cores_bind(plan: Plan) -> Iterator[Finding]:
     setting = plan.runtime.setting("cpu_cores")
@@ -572,39 +356,6 @@ def cpu_cores_bind(plan: Plan) -> Iterator[Finding]:
     "on a host with fewer (`Not enough allowed NUMA nodes to bind threads`, "
     "`vllm/utils/ompmultiprocessing.py`): most one-socket machines have one. vLLM's CPU docs: "
     "`VLLM_CPU_OMP_THREADS_BIND` takes one CPU list per rank, `nobind` none.",
-    failing=(
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  gpus        = 2\n"
-        "  runtime {\n"
-        "    host_memory = 1GiB\n"
-        "  }"
-    ),
-    fixed=(
-        "model tiny {\n"
-        "  layers      = 2\n"
-        "  hidden_size = 64\n"
-        "  query_heads = 2\n"
-        "  kv_heads    = 2\n"
-        "  head_dim    = 32\n"
-        "  max_context = 2K\n"
-        "  checkpoint bf16 {\n"
-        '    repository = "example-org/tiny-llama"\n'
-        "    size       = 2_400_000B\n"
-        "  }\n"
-        "}\n"
-        "\n"
-        "deployment tiny-cpu {\n"
-        "  model       = tiny\n"
-        "  accelerator = cpu\n"
-        "  gpus        = 2\n"
-        "  runtime {\n"
-        "    host_memory = 1GiB\n"
-        '    cpu_cores   = "0-1"\n'
-        "  }\n"
-        "}"
-    ),
 )
 def auto_binding(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.on_host or plan.runtime.value("cpu_cores"):

@@ -56,8 +56,6 @@ def _where(pool: Pool) -> Resolved | None:
     "which then moves the KV cache over TCP. With data parallelism a mixture-of-experts model's "
     "expert layers synchronize across every rank in every forward pass, a dense model's ranks do "
     "not (vLLM's \"Data Parallel Deployment\"). The recipe's throughput assumes the fabric.",
-    failing="nodes    = 2\nparallel = dp(2) + tp + ep\ntarget kubernetes {}",
-    fixed="nodes    = 2\nparallel = dp(2) + tp + ep\nruntime {\n  fabric = infiniband\n}\ntarget kubernetes {}",
 )
 def no_fabric(plan: Plan) -> Iterator[Finding]:
     if plan.runtime.value("fabric") is not None or plan.accelerator.on_host:

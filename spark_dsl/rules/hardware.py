@@ -61,8 +61,6 @@ _AT_RISK = "to proceed at your own risk"
         f"The recipe validates Muse Spark Open on {facts.validated_by_generation()} only. Other "
         "accelerators take their vendor's path, untested."
     ),
-    failing="accelerator = mi300x   # AMD, known but not validated\ncheckpoint  = mxfp4",
-    fixed="accelerator = mi355x\ncheckpoint  = mxfp4",
 )
 def accelerator_validated(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.validated:
@@ -94,8 +92,6 @@ def accelerator_validated(plan: Plan) -> Iterator[Finding]:
         f"{facts.validated_checkpoints('nvidia')} is the recipe's {facts.fp4_generations()} path; the AMD "
         f"commands list {facts.validated_checkpoints('amd')}."
     ),
-    failing="accelerator = mi355x\ncheckpoint  = nvfp4",
-    fixed="accelerator = mi355x\ncheckpoint  = mxfp4",
 )
 def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
     ckpt = plan.setting("checkpoint")
@@ -136,8 +132,6 @@ def checkpoint_validated(plan: Plan) -> Iterator[Finding]:
     "attention backend of the other vendor",
     checks="`attention = aiter` on the NVIDIA path, or `attention = flashinfer` on the AMD path.",
     basis="vLLM fact: AITER is ROCm's kernel library and FlashInfer is CUDA-only; each backend exists on one vendor.",
-    failing="accelerator = b200\nattention   = aiter",
-    fixed="accelerator = b200\nattention   = auto",
     # vLLM's CPU backend, where no backend of the recipe's exists: SPK236 says vLLM ignores it.
     suppressed_by=("SPK236",),
 )

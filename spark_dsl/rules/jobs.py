@@ -20,8 +20,6 @@ from spark_dsl.units import format_count
     basis="vLLM refuses a request whose prompt plus `max_tokens` exceeds the model's context "
     '("This model\'s maximum context length is N tokens"), so every benchmark request would '
     "fail with 400 instead of measuring anything.",
-    failing="max_model_len = 4K\nworkload {\n  input_tokens  = 4K\n  output_tokens = 256\n}",
-    fixed="max_model_len = 4K\nworkload {\n  input_tokens  = 3840\n  output_tokens = 256\n}",
 )
 def workload_longer_than_context(plan: Plan) -> Iterator[Finding]:
     workload = plan.spec.block("workload")

@@ -55,9 +55,6 @@ def _long_context_notes(plan: Plan) -> tuple[tuple[str, Resolved], ...]:
         "The recipe's one-million-token configuration on AMD is validated with "
         f"{facts.spelled(map(facts.checkpoint, facts.thresholds().long_context_checkpoints), 'or')} only."
     ),
-    failing="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\n"
-    "checkpoint    = bf16-to-mxfp4   # converted at load time, not the Quark MXFP4 checkpoint",
-    fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\ncheckpoint    = mxfp4",
 )
 def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
     ckpt = plan.setting("checkpoint")
@@ -80,8 +77,6 @@ def long_context_mxfp4(plan: Plan) -> Iterator[Finding]:
     "long context on AMD is validated with plain tensor parallelism",
     checks=lambda: _on_long_context("expert parallelism on"),
     basis="The recipe's long-context configuration uses plain tensor parallelism.",
-    failing="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\nparallel      = tp + ep",
-    fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8\nparallel      = tp",
 )
 def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
     if plan.vendor.long_context_restricted and plan.long_context:
@@ -108,8 +103,6 @@ def long_context_plain_tp(plan: Plan) -> Iterator[Finding]:
         "The recipe's long-context configuration runs no more than "
         f"{facts.thresholds().long_context_max_num_seqs} sequences."
     ),
-    failing="accelerator   = mi355x\nmax_model_len = 1M",
-    fixed="accelerator   = mi355x\nmax_model_len = 1M\nmax_num_seqs  = 8",
 )
 def long_context_seqs(plan: Plan) -> Iterator[Finding]:
     if not plan.vendor.long_context_restricted or not plan.long_context:
@@ -145,8 +138,6 @@ def long_context_seqs(plan: Plan) -> Iterator[Finding]:
         f"`kv_cache_dtype` other than {_either(facts.thresholds().long_context_kv_dtypes)} (vLLM's `fp8` is E4M3)"
     ),
     basis="The recipe's long-context configuration runs with either the default or the FP8 KV cache.",
-    failing="accelerator    = mi355x\nmax_model_len  = 1M\nmax_num_seqs   = 8\nkv_cache_dtype = fp8_e5m2",
-    fixed="accelerator    = mi355x\nmax_model_len  = 1M\nmax_num_seqs   = 8\nkv_cache_dtype = fp8",
 )
 def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
     kv = plan.setting("kv_cache_dtype")
@@ -173,8 +164,6 @@ def long_context_kv_dtype(plan: Plan) -> Iterator[Finding]:
         f"({facts.number(facts.model().max_context)} tokens for {facts.model().display_name})."
     ),
     basis="The model supports a one-million-token context; vLLM refuses a longer limit.",
-    failing="max_model_len = 2M",
-    fixed="max_model_len = 1M",
 )
 def within_model_context(plan: Plan) -> Iterator[Finding]:
     mml = plan.setting("max_model_len")

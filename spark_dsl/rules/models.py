@@ -56,26 +56,6 @@ def divisor_up_to(n: int, most: int) -> int:
     checks="The tensor-parallel size must divide the model's query (attention) heads.",
     basis="vLLM splits the attention heads evenly across TP ranks and refuses to start otherwise "
     "(`Total number of attention heads must be divisible by tensor parallel size`).",
-    failing="deployment qwen {\n  model       = qwen-3b   # 16 query heads, 2 KV heads\n"
-    "  accelerator = h100\n  gpus        = 6\n}",
-    fixed="model qwen-3b {\n"
-    "  layers      = 36\n"
-    "  hidden_size = 2048\n"
-    "  query_heads = 16\n"
-    "  kv_heads    = 2\n"
-    "  head_dim    = 128\n"
-    "  max_context = 32K\n"
-    "  checkpoint bf16 {\n"
-    '    repository = "Qwen/Qwen2.5-3B-Instruct"\n'
-    "    size       = 6.2GB\n"
-    "  }\n"
-    "}\n"
-    "\n"
-    "deployment qwen {\n"
-    "  model       = qwen-3b\n"
-    "  accelerator = h100\n"
-    "  gpus        = 2\n"
-    "}",
     # A TP that does not divide the KV heads does not divide the query heads either: SPK219 says it.
     suppressed_by=("SPK219",),
 )
@@ -120,26 +100,6 @@ def _tp_fix(plan: Plan, pool: Pool, size: int) -> tuple[Resolved, Fix | None]:
     "estimate counts each head once per rank that holds it. The help keeps the GPUs: a TP of the KV "
     "heads with as many more data-parallel replicas (or pipeline stages), where the weights still "
     "fit a replica; for Muse Spark Open, whose recipe's TP fills the node (SPK203), fewer `gpus`.",
-    failing="deployment qwen {\n  model       = qwen-3b   # 2 KV heads\n"
-    "  accelerator = h100\n  gpus        = 4   # TP 4\n}",
-    fixed="model qwen-3b {\n"
-    "  layers      = 36\n"
-    "  hidden_size = 2048\n"
-    "  query_heads = 16\n"
-    "  kv_heads    = 2\n"
-    "  head_dim    = 128\n"
-    "  max_context = 32K\n"
-    "  checkpoint bf16 {\n"
-    '    repository = "Qwen/Qwen2.5-3B-Instruct"\n'
-    "    size       = 6.2GB\n"
-    "  }\n"
-    "}\n"
-    "\n"
-    "deployment qwen {\n"
-    "  model       = qwen-3b\n"
-    "  accelerator = h100\n"
-    "  gpus        = 2\n"
-    "}",
     suppressed_by=("SPK223",),
 )
 def kv_heads_replicated(plan: Plan) -> Iterator[Finding]:
@@ -238,26 +198,6 @@ def _missing_support(plan: Plan) -> str | None:
         f"FP8: {facts.generations_with('fp8')}; neither: {facts.generations_without('fp4', 'fp8')}), each "
         "checkpoint's `dtype`."
     ),
-    failing='model tiny-fp4 {\n  checkpoint nvfp4 {\n    repository = "example-org/tiny-nvfp4"\n  }\n}\n\n'
-    "deployment tiny {\n  model       = tiny-fp4\n  accelerator = h100   # Hopper: no FP4\n}",
-    fixed="model tiny-fp4 {\n"
-    "  layers      = 16\n"
-    "  hidden_size = 2048\n"
-    "  query_heads = 32\n"
-    "  kv_heads    = 8\n"
-    "  head_dim    = 64\n"
-    "  max_context = 128k\n"
-    "  checkpoint nvfp4 {\n"
-    '    repository = "example-org/tiny-nvfp4"\n'
-    "    size       = 1GB\n"
-    "  }\n"
-    "}\n"
-    "\n"
-    "deployment tiny {\n"
-    "  model       = tiny-fp4\n"
-    "  accelerator = b200\n"
-    "  gpus        = 8\n"
-    "}",
     # The recipe's model: SPK202 says it, with the recipe's validated checkpoints; vLLM's CPU
     # backend: SPK234, with the formats it runs.
     suppressed_by=("SPK202", "SPK234"),
@@ -293,25 +233,6 @@ def checkpoint_runs(plan: Plan) -> Iterator[Finding]:
     checks="`checkpoint` names a weight format the model has no checkpoint of.",
     basis="A deployment serves one of its model's checkpoints: the catalog's, or the `checkpoint` "
     "blocks of a declared model (docs/models.md).",
-    failing="deployment tiny {\n  model       = tiny-bf16\n  accelerator = b200\n  checkpoint  = nvfp4\n}",
-    fixed="model tiny-bf16 {\n"
-    "  layers      = 16\n"
-    "  hidden_size = 2048\n"
-    "  query_heads = 32\n"
-    "  kv_heads    = 8\n"
-    "  head_dim    = 64\n"
-    "  max_context = 128k\n"
-    "  checkpoint bf16 {\n"
-    '    repository = "example-org/tiny"\n'
-    "    size       = 4GB\n"
-    "  }\n"
-    "}\n"
-    "\n"
-    "deployment tiny {\n"
-    "  model       = tiny-bf16\n"
-    "  accelerator = b200\n"
-    "  checkpoint  = bf16\n"
-    "}",
 )
 def checkpoint_of_the_model(plan: Plan) -> Iterator[Finding]:
     ckpt = plan.setting("checkpoint")
@@ -335,25 +256,6 @@ def checkpoint_of_the_model(plan: Plan) -> Iterator[Finding]:
     checks="`parallel` has an `ep` term but the model has no routed experts (`experts = 0`).",
     basis="vLLM's `--enable-expert-parallel` shards the experts of a mixture-of-experts model; a "
     "dense model has none to shard.",
-    failing="deployment tiny {\n  model       = tiny-dense\n  accelerator = b200\n  parallel    = tp + ep\n}",
-    fixed="model tiny-dense {\n"
-    "  layers      = 16\n"
-    "  hidden_size = 2048\n"
-    "  query_heads = 32\n"
-    "  kv_heads    = 8\n"
-    "  head_dim    = 64\n"
-    "  max_context = 128k\n"
-    "  checkpoint bf16 {\n"
-    '    repository = "example-org/tiny"\n'
-    "    size       = 4GB\n"
-    "  }\n"
-    "}\n"
-    "\n"
-    "deployment tiny {\n"
-    "  model       = tiny-dense\n"
-    "  accelerator = b200\n"
-    "  parallel    = tp\n"
-    "}",
 )
 def ep_needs_experts(plan: Plan) -> Iterator[Finding]:
     if plan.model.architecture.routed_experts:
@@ -380,25 +282,6 @@ def ep_needs_experts(plan: Plan) -> Iterator[Finding]:
     "`draft`, or a declaration without a `draft { }` block).",
     basis="vLLM's `--speculative-config` names a draft model; without one the setting would be "
     "dropped from the launch silently.",
-    failing="deployment tiny {\n  model       = tiny-nodraft\n  accelerator = b200\n  speculative = dspark\n}",
-    fixed="model tiny-nodraft {\n"
-    "  layers      = 16\n"
-    "  hidden_size = 2048\n"
-    "  query_heads = 32\n"
-    "  kv_heads    = 8\n"
-    "  head_dim    = 64\n"
-    "  max_context = 128k\n"
-    "  checkpoint bf16 {\n"
-    '    repository = "example-org/tiny"\n'
-    "    size       = 4GB\n"
-    "  }\n"
-    "}\n"
-    "\n"
-    "deployment tiny {\n"
-    "  model       = tiny-nodraft\n"
-    "  accelerator = b200\n"
-    "  speculative = none\n"
-    "}",
 )
 def speculative_needs_a_draft(plan: Plan) -> Iterator[Finding]:
     if not plan.accelerator.speculative_decoding:
@@ -422,27 +305,6 @@ def speculative_needs_a_draft(plan: Plan) -> Iterator[Finding]:
     checks="`pp(N)` splits the model's decoder layers into N pipeline stages: N must not exceed the layers.",
     basis="vLLM gives each pipeline stage a contiguous run of the decoder layers "
     "(`vllm/distributed/utils.py`, `get_pp_indices`); a stage without a layer has nothing to run.",
-    failing="deployment tiny {\n  model       = tiny-4-layers\n  accelerator = b200\n  nodes       = 8\n"
-    "  parallel    = tp + pp(8)   # 8 stages, 4 layers\n}",
-    fixed="model tiny-4-layers {\n"
-    "  layers      = 4\n"
-    "  hidden_size = 2048\n"
-    "  query_heads = 32\n"
-    "  kv_heads    = 8\n"
-    "  head_dim    = 64\n"
-    "  max_context = 128k\n"
-    "  checkpoint bf16 {\n"
-    '    repository = "example-org/tiny"\n'
-    "    size       = 4GB\n"
-    "  }\n"
-    "}\n"
-    "\n"
-    "deployment tiny {\n"
-    "  model       = tiny-4-layers\n"
-    "  accelerator = b200\n"
-    "  nodes       = 4\n"
-    "  parallel    = tp + pp(4)\n"
-    "}",
 )
 def pp_within_layers(plan: Plan) -> Iterator[Finding]:
     layers = plan.model.architecture.layers

@@ -61,8 +61,6 @@ def nodes_resolved(plan: Plan) -> Resolved:
     "vLLM does (SPK217).",
     basis="Muse Spark Open's recipe sets TP to the GPU count: a smaller TP replicates the model's dense "
     "components on every rank and runs out of memory; TP never spans nodes.",
-    failing="accelerator = b200   # 8 GPUs per node\nparallel    = dp(2) + tp(4) + ep   # 8 ranks, but TP 4",
-    fixed="accelerator = b200\nparallel    = tp + ep",
 )
 def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
     gpus = plan.setting("gpus")
@@ -95,8 +93,6 @@ def tp_matches_gpus(plan: Plan) -> Iterator[Finding]:
     "(parallel.py:827); with `--nnodes` (pipeline stages) the world divides evenly over the nodes "
     "(vllm/engine/arg_utils.py:2406, 2421). spark-dsl gives each node dp / nodes local replicas and "
     "uses every GPU `gpus` names once.",
-    failing="nodes    = 2\nparallel = dp(4) + tp + ep   # 4 x 8 = 32 ranks, 16 GPUs",
-    fixed="nodes    = 2\nparallel = dp(2) + tp + ep",
     suppressed_by=("SPK204", "SPK205", "SPK216", "SPK218"),
 )
 def gpu_arithmetic(plan: Plan) -> Iterator[Finding]:
@@ -162,8 +158,6 @@ def _arithmetic_culprit(pool: Pool) -> Resolved:
     basis="spark-dsl starts vLLM's multi-node rendezvous (`--nnodes`) only for pipeline stages "
     "(SPK217), so a replica without `pp(N)` stays within a node, and extra nodes need data-parallel "
     "replicas, pipeline stages or prefill/decode pools.",
-    failing="accelerator = b200\nnodes       = 2\nparallel    = tp + ep",
-    fixed="accelerator = b200\nnodes       = 2\nparallel    = dp(2) + tp + ep",
 )
 def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
     # Where one node is all the path allows, SPK216 says so instead.
@@ -192,8 +186,6 @@ def nvidia_multinode_needs_dp(plan: Plan) -> Iterator[Finding]:
     basis="A model fact (the catalog's or the model declaration's), not a recipe sentence: vLLM splits "
     "the KV heads evenly across TP ranks, and gives each KV head to TP / KV-heads ranks when TP "
     "exceeds them (docs/models.md).",
-    failing="gpus     = 6\nparallel = tp",
-    fixed="gpus     = 8\nparallel = tp",
 )
 def tp_divides_heads(plan: Plan) -> Iterator[Finding]:
     if plan.model.architecture.mla:
@@ -241,8 +233,6 @@ def _expert_parallel_sizes(experts: int) -> str:
     "expert_map_manager.py:66-69`), so those ranks carry more of every layer's expert work and set "
     "the pace. With `--enable-eplb` vLLM refuses it at load (`fused_moe/layer.py:274`: EPLB supports "
     "only an even distribution). A warning, not an error: the split runs.",
-    failing="gpus     = 4\nnodes    = 3\nparallel = dp(3) + tp + ep   # EP size 4 x 3 = 12",
-    fixed="gpus     = 4\nnodes    = 2\nparallel = dp(2) + tp + ep   # EP size 4 x 2 = 8",
 )
 def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
     experts = plan.model.architecture.routed_experts
@@ -271,27 +261,6 @@ def ep_divides_experts(plan: Plan) -> Iterator[Finding]:
     basis="spark-dsl launches a pipeline as one replica over its nodes (vLLM's `--nnodes`, "
     "`--node-rank`, `--master-addr`), and data-parallel replicas as one rank group per node "
     "(`--data-parallel-address`); it does not lay out replicas of a pipeline. docs/models.md says so.",
-    failing="deployment big {\n  model       = tiny-dense\n  accelerator = b200\n  nodes       = 4\n"
-    "  parallel    = dp(2) + tp + pp(2)\n}",
-    fixed="model tiny-dense {\n"
-    "  layers      = 16\n"
-    "  hidden_size = 2048\n"
-    "  query_heads = 32\n"
-    "  kv_heads    = 8\n"
-    "  head_dim    = 64\n"
-    "  max_context = 128k\n"
-    "  checkpoint bf16 {\n"
-    '    repository = "example-org/tiny"\n'
-    "    size       = 4GB\n"
-    "  }\n"
-    "}\n"
-    "\n"
-    "deployment big {\n"
-    "  model       = tiny-dense\n"
-    "  accelerator = b200\n"
-    "  nodes       = 4\n"
-    "  parallel    = dp(4) + tp\n"
-    "}",
 )
 def pp_without_dp(plan: Plan) -> Iterator[Finding]:
     for pool in plan.pools:
@@ -318,8 +287,6 @@ def pp_without_dp(plan: Plan) -> Iterator[Finding]:
     checks="`pp(N)` in a Muse Spark Open deployment. With `allow_unvalidated = true` this is a warning.",
     basis="The recipe's layouts are TP, TP+EP, DP and prefill/decode disaggregation; it validates no "
     "pipeline split. Extra nodes take data-parallel replicas (SPK218).",
-    failing="accelerator = b200\nnodes       = 2\nparallel    = tp + pp(2) + ep",
-    fixed="accelerator = b200\nnodes       = 2\nparallel    = dp(2) + tp + ep",
 )
 def pp_outside_recipe(plan: Plan) -> Iterator[Finding]:
     for pool in plan.pools:
@@ -360,33 +327,6 @@ def _as_replicas(pool: Pool, multi_node: bool = True) -> Parallel:
     "hybrid KV cache layout, its pull-mode prefill side do not support pipeline_parallel_size > 1 "
     "(`nixl/base_worker.py`); adaptive verification's cost curves exist only on the last pipeline "
     "rank (`config/vllm.py`, `_validate_adaptive_verification`).",
-    failing="deployment tiny {\n  model       = tiny-dspark\n  accelerator = b200\n  nodes       = 2\n"
-    "  parallel    = tp + pp(2)\n  speculative = dspark(adaptive)\n}",
-    fixed="model tiny-dspark {\n"
-    "  layers      = 16\n"
-    "  hidden_size = 2048\n"
-    "  query_heads = 32\n"
-    "  kv_heads    = 8\n"
-    "  head_dim    = 64\n"
-    "  max_context = 128k\n"
-    "  checkpoint bf16 {\n"
-    '    repository = "example-org/tiny"\n'
-    "    size       = 4GB\n"
-    "  }\n"
-    "  draft {\n"
-    "    method     = dspark\n"
-    '    repository = "example-org/tiny-draft"\n'
-    "    size       = 1GB\n"
-    "  }\n"
-    "}\n"
-    "\n"
-    "deployment tiny {\n"
-    "  model       = tiny-dspark\n"
-    "  accelerator = b200\n"
-    "  nodes       = 2\n"
-    "  parallel    = tp + pp(2)\n"
-    "  speculative = dspark\n"
-    "}",
 )
 def pp_where_vllm_refuses(plan: Plan) -> Iterator[Finding]:
     for pool in plan.pools:

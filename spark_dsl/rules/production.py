@@ -94,8 +94,6 @@ def _label_value(text: str) -> str:
     basis="Kubernetes validates label keys and values this way; the monitor's labels are what the "
     "Prometheus's `podMonitorSelector`/`serviceMonitorSelector` matches, node affinity and "
     "topology spread match node labels, and a toleration's key is a taint's key.",
-    failing='target kubernetes {\n  metrics {\n    labels {\n      release = "kube prometheus"\n    }\n  }\n}',
-    fixed='target kubernetes {\n  metrics {\n    labels {\n      release = "kube-prometheus"\n    }\n  }\n}',
     target="kubernetes",
 )
 def pack_labels(plan: Plan) -> Iterator[Finding]:
@@ -164,8 +162,6 @@ def _over_budget(
     "of `gpus` GPUs, need more than `gpu_budget` GPUs.",
     basis="Replicas past the budget stay Pending: the autoscaler asks for them and never reaches "
     "its maximum, while its status says it is scaling (docs/production.md, Budget).",
-    failing=_K8S + "  metrics {}\n  autoscale {\n    max = 4\n  }\n}",
-    fixed=_K8S + "  metrics {}\n  autoscale {\n    max = 3\n  }\n}",
     target="kubernetes",
 )
 def autoscale_over_budget(plan: Plan) -> Iterator[Finding]:
@@ -194,8 +190,6 @@ def autoscale_over_budget(plan: Plan) -> Iterator[Finding]:
     checks="`autoscale { min = A, max = B }` of `target kubernetes` with A > B.",
     basis="The HorizontalPodAutoscaler API and KEDA's ScaledObject (its CRD's CEL rule) refuse a "
     "minimum above the maximum: `kubectl apply` fails.",
-    failing="target kubernetes {\n  metrics {}\n  autoscale {\n    min = 4\n    max = 2\n  }\n}",
-    fixed="target kubernetes {\n  metrics {}\n  autoscale {\n    min = 2\n    max = 2\n  }\n}",
     target="kubernetes",
 )
 def autoscale_min_above_max(plan: Plan) -> Iterator[Finding]:
@@ -220,8 +214,6 @@ def autoscale_min_above_max(plan: Plan) -> Iterator[Finding]:
     checks="`replicas = N` of `target kubernetes` (without `autoscale`): N replicas, each a group of "
     "`nodes` pods of `gpus` GPUs, need more than `gpu_budget` GPUs.",
     basis="The replicas past the budget stay Pending (docs/production.md, Budget).",
-    failing=_K8S + "  replicas   = 4\n}",
-    fixed=_K8S + "  replicas   = 3\n}",
     target="kubernetes",
 )
 def replicas_over_budget(plan: Plan) -> Iterator[Finding]:
@@ -249,8 +241,6 @@ def replicas_over_budget(plan: Plan) -> Iterator[Finding]:
     basis="The autoscaler reads vLLM's queue from Prometheus (KEDA) or through prometheus-adapter "
     "(HPA), which only has it when a PodMonitor or ServiceMonitor scrapes `/metrics`; the queries "
     "select by the labels spark's monitor adds.",
-    failing="target kubernetes {\n  autoscale {\n    max = 2\n  }\n}",
-    fixed="target kubernetes {\n  metrics {}\n  autoscale {\n    max = 2\n  }\n}",
     target="kubernetes",
 )
 def autoscale_unscraped(plan: Plan) -> Iterator[Finding]:
@@ -334,8 +324,6 @@ def _extra_args_finding(
     "(`vllm/v1/engine/async_llm.py`: `if self.log_stats: self.logger_manager = StatLoggerManager(...)`, "
     "and `log_stats=not engine_args.disable_log_stats`), so `/metrics` still answers but has no "
     "`vllm:*` series: the dashboard stays empty and an autoscaler reads nothing.",
-    failing='serve {\n  extra_args = ["--disable-log-stats"]\n}\ntarget kubernetes {\n  metrics {}\n}',
-    fixed="serve {\n  extra_args = []\n}\ntarget kubernetes {\n  metrics {}\n}",
     target="kubernetes",
 )
 def metrics_without_stats(plan: Plan) -> Iterator[Finding]:
@@ -363,8 +351,6 @@ def metrics_without_stats(plan: Plan) -> Iterator[Finding]:
     '(`vllm/engine/arg_utils.py`, `create_engine_config`): hybrid is "not applicable in headless '
     'mode" and otherwise "requires `--data-parallel-size-local`"; external needs a '
     "`--data-parallel-rank`, which the compiler manages (SPK902) and does not write.",
-    failing='serve {\n  extra_args = ["--data-parallel-hybrid-lb"]\n}',
-    fixed="serve {\n  extra_args = []\n}",
 )
 def load_balancing_mode(plan: Plan) -> Iterator[Finding]:
     for found in _flags_of(plan, tuple(LB_MODES)):
@@ -389,8 +375,6 @@ def load_balancing_mode(plan: Plan) -> Iterator[Finding]:
     "else `replicas`) plus S more during an update need more than `gpu_budget` GPUs.",
     basis="A surge replica that cannot be scheduled stays Pending and the update never finishes: "
     "the old replicas are kept until the new one is ready (docs/production.md, Rollouts).",
-    failing=_K8S + "  replicas   = 2\n  rollout {\n    surge = 2\n  }\n}",
-    fixed=_K8S + "  replicas   = 2\n  rollout {\n    surge = 1\n  }\n}",
     target="kubernetes",
 )
 def surge_over_budget(plan: Plan) -> Iterator[Finding]:
@@ -432,8 +416,6 @@ _ONE_NODE = "target kubernetes {\n  gpu_budget = 16\n  replicas   = 1\n"
     basis="Without a surge the update replaces replicas one at a time in place (maxSurge 0, "
     "maxUnavailable 1, docs/production.md, Rollouts): with one replica, every update is an outage "
     "of a whole stop and start, a drain plus the ready budget (docs/targets.md, Graceful drain).",
-    failing=_ONE_NODE + "  rollout {\n    surge = 0\n  }\n}",
-    fixed=_ONE_NODE + "  rollout {\n    surge = 1\n  }\n}",
     target="kubernetes",
 )
 def rollout_outage(plan: Plan) -> Iterator[Finding]:
@@ -488,8 +470,6 @@ def _object_name(text: str) -> str:
     '`PreferNoSchedule`, `NoExecute` or `""` (any).',
     basis="The API server rejects other names and effects: `kubectl apply` would refuse the pods' "
     "Deployment or LeaderWorkerSet.",
-    failing='target kubernetes {\n  priority_class = "Inference High"\n}',
-    fixed='target kubernetes {\n  priority_class = "inference-high"\n}',
     target="kubernetes",
 )
 def scheduling_names(plan: Plan) -> Iterator[Finding]:

@@ -12,6 +12,7 @@ from msgspec import Struct, field
 from spark_dsl.code_doc import CodeDoc
 from spark_dsl.diagnostics import Diagnostic, Fix, Note, Severity, replacement
 from spark_dsl.plan.model import Plan, Resolved
+from spark_dsl.rules.examples import examples
 from spark_dsl.schema import IDENTITY_KEYS
 from spark_dsl.span import Location
 
@@ -87,19 +88,18 @@ def rule(
     *,
     checks: Text,
     basis: Text,
-    failing: str,
-    fixed: str,
     suppressed_by: Iterable[str] = (),
     target: str | None = None,
 ) -> Callable[[Check], Check]:
-    """Registers a check function as the rule `code`."""
+    """Registers a check function as the rule `code`. Its failing and fixed examples are its
+    fixtures' (`spark_dsl.rules.examples`), read when the explain text is shown."""
 
     def register(fn: Check) -> Check:
         if code in _RULES:
             raise ValueError(f"rule code {code} is registered twice")
 
         def explain() -> CodeDoc:
-            return CodeDoc(code, severity, _written(title), _written(checks), _written(basis), failing, fixed)
+            return CodeDoc(code, severity, _written(title), _written(checks), _written(basis), *examples(code))
 
         _RULES[code] = Rule(code, Severity(severity), explain, fn, frozenset(suppressed_by), target)
         return fn

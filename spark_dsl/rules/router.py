@@ -32,9 +32,6 @@ def _in_images(plan: Plan) -> list[str]:
     basis=f"The router is `{_ROUTER}`, a program of its own (PyPI `{_ROUTER}`, vllm-project/router); "
     "vLLM's images do not ship it, so its container fails at once and every request to the API "
     "port is refused.",
-    failing='runtime {\n  hf_token = secret("hf-token")\n}',
-    fixed='runtime {\n  hf_token     = secret("hf-token")\n'
-    '  router_image = "registry.example.com/vllm-router:0.1.17"\n}',
 )
 def router_image(plan: Plan) -> Iterator[Finding]:
     if not plan.disaggregated or plan.runtime.value("router_image"):
@@ -68,9 +65,6 @@ def _image(plan: Plan) -> str:
     "servers with the deployment's key from its own environment (`OPENAI_API_KEY`). Anyone who "
     "reaches the router's port is served as if they held the key; the servers' own ports still "
     "check it.",
-    failing='serve {\n  api_key = secret("vllm-api-key")\n}\n' + _PD,
-    fixed='serve {\n  api_key = secret("vllm-api-key")\n}\n# The router\'s port stays inside the cluster.\n'
-    "# spark: ignore[SPK548]\n" + _PD,
 )
 def router_without_key(plan: Plan) -> Iterator[Finding]:
     if not plan.disaggregated:

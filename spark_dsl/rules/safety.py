@@ -85,8 +85,6 @@ def _is_managed(token: str, flags: tuple[str, ...]) -> bool:
     "reach vLLM, and the last one would silently win.",
     basis="Every managed flag comes from a checked setting; setting it behind the checker's back "
     "would bypass the recipe's rules.",
-    failing='serve {\n  extra_args = ["--max-model-len", "65536"]\n}',
-    fixed="max_model_len = 64K",
 )
 def managed_flags(plan: Plan) -> Iterator[Finding]:
     setting = _extra_args(plan)
@@ -182,8 +180,6 @@ def _drop_items(
     "know, misspells, abbreviates, or gives a value it would reject.",
     basis="The flag table in spark_dsl/data/vllm_flags.json was read from vLLM's own parser; vLLM "
     "would refuse to start with an unknown flag.",
-    failing='serve {\n  extra_args = ["--enable-log-request"]\n}',
-    fixed='serve {\n  extra_args = ["--enable-log-requests"]\n}',
 )
 def unknown_flags(plan: Plan) -> Iterator[Finding]:
     setting = _extra_args(plan)
@@ -235,8 +231,6 @@ def _quoted(text: str) -> str:
     "(`VLLM_USE_RUST_FRONTEND`, `VLLM_USE_V2_MODEL_RUNNER`, `VLLM_API_KEY`, `HF_TOKEN`, ...).",
     basis="Those variables follow checked settings (`frontend`, `model_runner`, `serve.api_key`, "
     "`runtime.hf_token`); `VLLM_ATTENTION_BACKEND` is ignored by vLLM 0.33 altogether.",
-    failing='serve {\n  env { VLLM_USE_RUST_FRONTEND = "1" }\n}',
-    fixed="frontend = rust",
 )
 def managed_env(plan: Plan) -> Iterator[Finding]:
     source = plan.deployment.source
@@ -272,8 +266,6 @@ def _container(plan: Plan) -> str | None:
     basis="Both split the list at `,` (between mounts) and at `:` (between source, target and "
     "flags), with no way to escape either: the cache would be mounted from the wrong place, or "
     "the job would fail to start.",
-    failing='runtime {\n  model_cache = "/scratch/models,v2"\n}\ntarget slurm {\n  container = pyxis\n}',
-    fixed='runtime {\n  model_cache = "/scratch/models-v2"\n}\ntarget slurm {\n  container = pyxis\n}',
 )
 def mount_separators(plan: Plan) -> Iterator[Finding]:
     container = _container(plan)

@@ -19,8 +19,6 @@ from spark_dsl.rules.registry import Finding, recipe_only, rule
     "than `triton` (`auto` included, since vLLM would pick AITER).",
     basis="Adaptive DSpark needs Triton attention: AITER's attention backend cannot run the "
     "variable-length decode graphs it captures.",
-    failing="accelerator = mi355x\nspeculative = dspark(adaptive)\nattention   = aiter",
-    fixed="accelerator = mi355x\nspeculative = dspark(adaptive)\nattention   = triton",
 )
 def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
     spec, att = plan.setting("speculative"), plan.setting("attention")
@@ -47,8 +45,6 @@ def adaptive_needs_triton(plan: Plan) -> Iterator[Finding]:
     "DSpark needs the V2 model runner",
     checks="`speculative = dspark` (on any path) with `model_runner = v1`.",
     basis="vLLM fact: vLLM 0.33 runs DSpark only on the V2 model runner; the V1 runner rejects it.",
-    failing="speculative  = dspark\nmodel_runner = v1",
-    fixed="speculative  = dspark\nmodel_runner = v2",
 )
 def dspark_v2(plan: Plan) -> Iterator[Finding]:
     runner = plan.setting("model_runner")

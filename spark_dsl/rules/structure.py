@@ -20,8 +20,6 @@ from spark_dsl.rules.suggest import add_to_body_of
     ),
     basis="The recipe's defaults are validated only on its own accelerators; guessing weights for an "
     "unvalidated one would hide that choice.",
-    failing="accelerator       = h200\nallow_unvalidated = true",
-    fixed="accelerator       = h200\nallow_unvalidated = true\ncheckpoint        = mxfp4",
 )
 def checkpoint_required(plan: Plan) -> Iterator[Finding]:
     acc = plan.accelerator
@@ -50,8 +48,6 @@ def checkpoint_required(plan: Plan) -> Iterator[Finding]:
     checks="`modalities` must include `text`.",
     basis="Every launch serves the language model; vLLM's switches only turn the other modalities "
     "off (`--language-model-only`, `--limit-mm-per-prompt`).",
-    failing="modalities = [image]",
-    fixed="modalities = [text, image]",
 )
 def text_modality(plan: Plan) -> Iterator[Finding]:
     mods = plan.setting("modalities")

@@ -77,8 +77,6 @@ _FORCED_TOO = [f"`-t {k}`" for k in _SINGLE_HOST[1:]]
     + " on such a deployment fails the same way.",
     basis="TARGETS.md: Compose runs one service per launch on a single host, and `vllm serve "
     "--config` holds one node's launch; more than one node is an SPK5xx error for both.",
-    failing="nodes    = 2\nparallel = dp(2) + tp + ep\ntarget compose {}",
-    fixed="nodes    = 2\nparallel = dp(2) + tp + ep\nruntime {\n  fabric = infiniband\n}\ntarget slurm {}",
 )
 def single_host_target(plan: Plan) -> Iterator[Finding]:
     if plan.total_nodes <= 1:
@@ -127,8 +125,6 @@ def _multi_node_target(plan: Plan, at: Resolved | None, declared: set[str]) -> F
     "letters, digits and `-`, starting and ending with a letter or digit.",
     basis="The API server rejects any other namespace name; the build would write objects that "
     "`kubectl apply` refuses.",
-    failing='target kubernetes {\n  namespace = "Inference_Team"\n}',
-    fixed='target kubernetes {\n  namespace = "inference-team"\n}',
     target="kubernetes",
 )
 def kubernetes_namespace(plan: Plan) -> Iterator[Finding]:
@@ -163,8 +159,6 @@ def _qualified_name_problem(key: str) -> str | None:
     "digits, `-`, `_` or `.`, starting and ending with a letter or digit.",
     basis="Kubernetes validates label and annotation keys this way; a node selector matches node "
     "labels, so its keys follow the same rule.",
-    failing='target kubernetes {\n  labels {\n    "team name" = "inference"\n  }\n}',
-    fixed='target kubernetes {\n  labels {\n    "team" = "inference"\n  }\n}',
     target="kubernetes",
 )
 def kubernetes_keys(plan: Plan) -> Iterator[Finding]:
@@ -206,8 +200,6 @@ def _suggest_dns_label(text: str) -> str:
     "letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit. "
     "Annotation values may hold any text.",
     basis="Kubernetes validates label values this way; a node selector value is a node label value.",
-    failing='target kubernetes {\n  node_selector {\n    "nvidia.com/gpu.product" = "NVIDIA B200"\n  }\n}',
-    fixed='target kubernetes {\n  node_selector {\n    "nvidia.com/gpu.product" = "NVIDIA-B200"\n  }\n}',
     target="kubernetes",
 )
 def kubernetes_label_values(plan: Plan) -> Iterator[Finding]:
@@ -273,8 +265,6 @@ def _pod_readers() -> str:
     ),
     basis="LANGUAGE.md: a pod has no host environment to read a variable from; Kubernetes takes "
     'secrets from a Secret (`secret("name")` becomes a `secretKeyRef`).',
-    failing='runtime {\n  hf_token = env("HF_TOKEN")\n}\ntarget kubernetes {}',
-    fixed='runtime {\n  hf_token = secret("hf-token")\n}\ntarget kubernetes {}',
 )
 def kubernetes_env_secret(plan: Plan) -> Iterator[Finding]:
     for where, setting in _pod_secrets(plan):
@@ -298,8 +288,6 @@ def kubernetes_env_secret(plan: Plan) -> Iterator[Finding]:
     "DNS-1123 subdomain (lowercase letters, digits, `-` and `.`, at most 253); a "
     '`hostpath("/path")` must be an absolute path.',
     basis="The API server rejects other claim names, and a relative host path means nothing on a node.",
-    failing='target kubernetes {\n  model_cache = hostpath("models/cache")\n}',
-    fixed='target kubernetes {\n  model_cache = hostpath("/models/cache")\n}',
     target="kubernetes",
 )
 def kubernetes_model_cache(plan: Plan) -> Iterator[Finding]:
@@ -343,8 +331,6 @@ def _plain(text: str) -> bool:
     checks="`target slurm { time = 0s }` (or any spelling of zero).",
     basis="Slurm reads `--time=0` as no limit at all, which no cluster policy means by zero; "
     f"the default is {_DEFAULT_TIME}.",
-    failing="target slurm {\n  time = 0h\n}",
-    fixed="target slurm {\n  time = 12h\n}",
     target="slurm",
 )
 def slurm_time_zero(plan: Plan) -> Iterator[Finding]:
@@ -367,8 +353,6 @@ def slurm_time_zero(plan: Plan) -> Iterator[Finding]:
     "digits, `_`, `.` and `-` (`partition` may list several, separated by commas).",
     basis="These values go into `#SBATCH` lines; a space or newline would end the directive early "
     "or start a new one, and Slurm knows no such names.",
-    failing='target slurm {\n  partition = "gpu b200"\n}',
-    fixed='target slurm {\n  partition = "b200"\n}',
     target="slurm",
 )
 def slurm_names(plan: Plan) -> Iterator[Finding]:
@@ -409,8 +393,6 @@ SLURM_SCHEDULING = {
     "`node[1-2],gpu07`) of `target slurm`: letters, digits, `_`, `.`, `-` and those operators only.",
     basis="Each becomes one `#SBATCH --KEY=VALUE` line, which sbatch splits at whitespace and reads "
     "without a shell: a space, quote or newline would cut the value or add a directive of its own.",
-    failing='target slurm {\n  exclude = "node1 node2"\n}',
-    fixed='target slurm {\n  exclude = "node1,node2"\n}',
     target="slurm",
 )
 def slurm_scheduling(plan: Plan) -> Iterator[Finding]:
@@ -440,8 +422,6 @@ def slurm_scheduling(plan: Plan) -> Iterator[Finding]:
     basis="sbatch stops at an option it does not know (`sbatch: unrecognized option`) and reads "
     "`#SBATCH` lines word by word without a shell, so the job would not be submitted, or not as "
     "written.",
-    failing='target slurm {\n  extra_directives = ["--mail-typ=END"]\n}',
-    fixed='target slurm {\n  extra_directives = ["--mail-type=END"]\n}',
     target="slurm",
 )
 def slurm_extra_directives(plan: Plan) -> Iterator[Finding]:
@@ -459,8 +439,6 @@ def slurm_extra_directives(plan: Plan) -> Iterator[Finding]:
     basis="sbatch takes the last of repeated options, so an extra `--nodes` or `--time` would "
     "silently replace the spec's; `--output`/`--error` move the log the job reports to, and "
     "`--array` would start the deployment several times. The spec's own keys set these.",
-    failing='target slurm {\n  extra_directives = ["--time=8:00:00"]\n}',
-    fixed="target slurm {\n  time = 8h\n}",
     target="slurm",
 )
 def slurm_managed_directives(plan: Plan) -> Iterator[Finding]:
@@ -523,8 +501,6 @@ def _string_list(items: list[str]) -> str | None:
     checks=f"`ready_timeout` of `target slurm` is at least the job's `time` limit (default {_DEFAULT_TIME}).",
     basis="The job waits up to `ready_timeout` for /health; if Slurm ends the job first, the wait "
     "never reports a result and the allocation is spent loading weights.",
-    failing="target slurm {\n  time          = 1h\n  ready_timeout = 2h\n}",
-    fixed="target slurm {\n  time          = 4h\n  ready_timeout = 2h\n}",
     target="slurm",
 )
 def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:
@@ -550,8 +526,6 @@ def slurm_ready_timeout(plan: Plan) -> Iterator[Finding]:
     checks="`output` of `target slurm` is empty or holds whitespace, quotes or control characters.",
     basis="The path goes into `#SBATCH --output=...`, which sbatch splits at whitespace; a newline "
     "would start a new line of the script.",
-    failing='target slurm {\n  output = "logs/my job.out"\n}',
-    fixed='target slurm {\n  output = "logs/my-job-%j.out"\n}',
     target="slurm",
 )
 def slurm_output(plan: Plan) -> Iterator[Finding]:
@@ -585,8 +559,6 @@ def _unfit_in_sbatch(ch: str) -> bool:
     checks="`target compose { project = ... }` must start with a lowercase letter or digit and "
     "hold only lowercase letters, digits, `_` and `-`.",
     basis="Docker Compose rejects other project names: `docker compose` fails before it starts anything.",
-    failing='target compose {\n  project = "Muse Spark"\n}',
-    fixed='target compose {\n  project = "muse-spark"\n}',
     target="compose",
 )
 def compose_project(plan: Plan) -> Iterator[Finding]:
@@ -610,8 +582,6 @@ def compose_project(plan: Plan) -> Iterator[Finding]:
     "relative to the compose file (`./cache`) or under the home folder (`~/hf`).",
     basis="Compose reads a bare name such as `hf-cache` as a named volume, not a folder on the "
     "host, so the weights would not land where the spec says.",
-    failing='target compose {\n  model_cache = "hf-cache"\n}',
-    fixed='target compose {\n  model_cache = "./hf-cache"\n}',
     target="compose",
 )
 def compose_model_cache(plan: Plan) -> Iterator[Finding]:
@@ -656,9 +626,6 @@ def _written_size(size: int) -> str:
     "recreates every pod of the group when one restarts (LeaderWorkerSet API, "
     "`leaderWorkerTemplate.restartPolicy`), so each restart downloads it again on every pod. "
     "Without `model_cache`, spark gives such a deployment one shared claim and one staging Job.",
-    failing="  nodes       = 2\n  parallel    = dp(2) + tp + ep\n\n  target kubernetes {\n    model_cache = emptydir",
-    fixed="  nodes       = 2\n  parallel    = dp(2) + tp + ep\n\n  runtime {\n    fabric = infiniband\n  }\n\n"
-    "  weights {\n    download = true\n  }\n\n  target kubernetes {}",
     target="kubernetes",
 )
 def every_pod_downloads(plan: Plan) -> Iterator[Finding]:
@@ -716,8 +683,6 @@ def _draft() -> str:
     ),
     basis="The catalog's checkpoint sizes (spark_dsl/catalog/models.yaml). A cache that cannot hold "
     "the weights fails the download part-way, or gets the pod evicted for using more disk than it asked for.",
-    failing='target kubernetes {\n  model_cache = pvc("model-cache")\n  cache_size  = 300GiB\n}',
-    fixed='target kubernetes {\n  model_cache = pvc("model-cache")\n  cache_size  = 600GiB\n}',
     target="kubernetes",
 )
 def volume_too_small(plan: Plan) -> Iterator[Finding]:

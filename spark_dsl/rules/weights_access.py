@@ -34,8 +34,6 @@ def _served_checkpoint(plan: Plan) -> tuple[str, bool] | None:
     basis="vLLM serves an absolute path from the file system it runs on; a pod, a Compose service "
     "or a Slurm job sees its image, its volumes and its nodes' folders, not the folder of the "
     "machine that ran `spark model import`.",
-    failing='repository = "/home/me/checkpoints/llama-3.1-8b"\nmodel       = my-llama\ntarget kubernetes {}',
-    fixed='repository = "meta-llama/Llama-3.1-8B-Instruct"\nmodel       = my-llama\ntarget kubernetes {}',
 )
 def local_path_elsewhere(plan: Plan) -> Iterator[Finding]:
     served = _served_checkpoint(plan)
@@ -65,8 +63,6 @@ def local_path_elsewhere(plan: Plan) -> Iterator[Finding]:
     basis="The Hub serves a gated repository's files only to an account its publisher granted "
     "access, identified by its token: vLLM's download without `HF_TOKEN` fails with 401, after "
     "the deployment has started.",
-    failing="model       = llama-3-1-8b\naccelerator = h100",
-    fixed='model       = llama-3-1-8b\naccelerator = h100\n\nruntime {\n  hf_token = secret("hf-token")\n}',
 )
 def gated_without_token(plan: Plan) -> Iterator[Finding]:
     served = _served_checkpoint(plan)
