@@ -27,6 +27,7 @@ __all__ = [
     "check_config",
     "flag_table",
     "known_env_var",
+    "looks_like_option",
     "table_version",
 ]
 
@@ -76,7 +77,7 @@ _HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kmgt])|(\d+)([KMGT])|(-?\d+)")
 _OPT_LEVELS = {"0", "1", "2", "3"}
 
 
-def _looks_like_option(token: str) -> bool:
+def looks_like_option(token: str) -> bool:
     """What argparse takes for an option rather than a value (vLLM has no numeric options)."""
     return token.startswith("-") and len(token) > 1 and not _NEGATIVE_NUMBER.match(token) and " " not in token
 
@@ -221,7 +222,7 @@ def _scan(tokens: list[str]) -> tuple[list[FlagProblem], dict[str, str]]:
         if token == "--":
             problems.append(FlagProblem(token, "'--' ends the options; vllm serve takes none after"))
             break
-        if not _looks_like_option(token):
+        if not looks_like_option(token):
             problems.append(FlagProblem(token, "unexpected positional argument"))
             continue
         name, eq, inline = token.partition("=")
@@ -235,7 +236,7 @@ def _scan(tokens: list[str]) -> tuple[list[FlagProblem], dict[str, str]]:
         if key is None:
             problems.append(_unknown(base, suggest=unknown < SUGGESTED_UNKNOWN))
             unknown += 1
-            if not eq and i < len(tokens) and not _looks_like_option(tokens[i]):
+            if not eq and i < len(tokens) and not looks_like_option(tokens[i]):
                 i += 1  # skip its value, so it is not reported as a stray positional
             continue
         action = actions[key]
@@ -276,7 +277,7 @@ def _switch_problem(
         return FlagProblem(token, f"{base} is a switch; it has no fields"), i
     if eq:
         return FlagProblem(token, f"{base} is a switch and takes no value"), i
-    if i < len(tokens) and not _looks_like_option(tokens[i]):
+    if i < len(tokens) and not looks_like_option(tokens[i]):
         return FlagProblem(base, f"{base} is a switch and takes no value (got {tokens[i]!r})"), i + 1
     return None, i
 
@@ -290,18 +291,18 @@ def _take_values(
         return [inline], i, None
     values: list[str] = []
     if nargs in ("+", "*"):
-        while i < len(tokens) and not _looks_like_option(tokens[i]):
+        while i < len(tokens) and not looks_like_option(tokens[i]):
             values.append(tokens[i])
             i += 1
         if nargs == "+" and not values:
             return values, i, FlagProblem(base, f"{base} expects at least one value")
         return values, i, None
     if nargs == "?":
-        if i < len(tokens) and not _looks_like_option(tokens[i]):
+        if i < len(tokens) and not looks_like_option(tokens[i]):
             return [tokens[i]], i + 1, None
         return values, i, None
     want = 1 if nargs is None else int(nargs)
-    while len(values) < want and i < len(tokens) and not _looks_like_option(tokens[i]):
+    while len(values) < want and i < len(tokens) and not looks_like_option(tokens[i]):
         values.append(tokens[i])
         i += 1
     if len(values) < want:
@@ -332,7 +333,7 @@ def check_argv(argv: list[str]) -> list[FlagProblem]:
     """Problems in a whole launch, `["vllm", "serve", MODEL, *options]`; empty when it is fine."""
     if list(argv[:2]) != ["vllm", "serve"]:
         return [FlagProblem("", "a launch must start with 'vllm serve'")]
-    if len(argv) < 3 or _looks_like_option(argv[2]):
+    if len(argv) < 3 or looks_like_option(argv[2]):
         return [FlagProblem("", "the model must be the first argument after 'vllm serve'")]
     problems, seen = _scan(list(argv[3:]))
     return problems + _headless_problems(seen)

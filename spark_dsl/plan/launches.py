@@ -1,4 +1,5 @@
-"""Decides every vLLM flag once: the exact argv and environment of each role and node rank."""
+"""Decides every vLLM flag once: the options (rendered to the exact argv) and environment of each
+role and node rank."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from spark_dsl.plan.capacity import kv_cache_bytes
 from spark_dsl.plan.drain import drain_budget
 from spark_dsl.plan.managed import ENGINE_READY_ENV, FABRIC_ENV, NIXL_BACKENDS
 from spark_dsl.plan.model import Launch, Plan, Pool
+from spark_dsl.plan.options import Option
 from spark_dsl.plan.template import Template, placeholder
 from spark_dsl.plan.weights import model_id as model_id
 from spark_dsl.plan.weights import ready_budget
@@ -71,65 +73,77 @@ class LaunchBuilder:
         return self.ports.prefill if pool.role == "prefill" else self.ports.decode
 
     def _server(self, pool: Pool, offset: int) -> Launch:
-        plan = self.plan
         # A rank group on a node after the pool's first serves no API: vLLM's `--headless`.
         headless = offset > 0 and pool.nodes > 1 and (pool.dp is not None or pool.pp > 1)
-        argv: list[str] = ["vllm", "serve", model_id(plan)]
         port = self._pool_port(pool)
-        if not headless:
-            name = self.serve.value("served_model_name")
-            if name:
-                argv += ["--served-model-name", name]
-            host = self.serve.value("host")
-            if host:
-                argv += ["--host", host]
-            argv += ["--port", str(port)]
-        argv += ["--tensor-parallel-size", str(pool.tp)]
+        options = [] if headless else self._api(port)
+        options.append(Option("--tensor-parallel-size", str(pool.tp)))
         if pool.ep:
-            argv.append("--enable-expert-parallel")
+            options.append(Option("--enable-expert-parallel"))
         # This node's values of the rank placeholders `_pipeline` and `_data_parallel` write.
         ranks: dict[str, str] = {}
-        argv += self._pipeline(pool, offset, headless, ranks)
-        argv += self._data_parallel(pool, offset, headless, ranks)
-        quantization = plan.checkpoint.quantization if plan.checkpoint else None
-        if quantization and plan.vendor.online_quantization_env is None:
-            argv += ["--quantization", quantization]
-        for key, flag in (("max_model_len", "--max-model-len"), ("max_num_seqs", "--max-num-seqs")):
-            value = plan.value(key)
-            if value is not None:
-                argv += [flag, str(value)]
-        if plan.value("kv_cache_dtype") != "auto":
-            argv += ["--kv-cache-dtype", plan.value("kv_cache_dtype")]
-        if plan.value("gpu_memory_utilization") is not None:
-            argv += ["--gpu-memory-utilization", f"{plan.value('gpu_memory_utilization'):g}"]
-        kv_bytes = kv_cache_bytes(plan, pool)  # vLLM's CPU backend: each rank's KV cache, from host memory
-        if kv_bytes is not None:
-            argv += ["--kv-cache-memory-bytes", str(kv_bytes)]
-        for key, name in (("prefix_caching", "prefix-caching"), ("chunked_prefill", "chunked-prefill")):
-            value = plan.value(key)
-            if value is not None:
-                argv.append(f"--enable-{name}" if value else f"--no-enable-{name}")
-        attention = plan.value("attention")
-        if attention is not None and attention != "auto":
-            backend = catalog.load().attention_backend(attention)
-            assert backend is not None  # the schema admits only the catalog's backends
-            argv += ["--attention-backend", backend.vllm]
-        argv += self._modalities()
-        argv += self._speculative(plan.value("speculative"))
+        options += self._pipeline(pool, offset, headless, ranks)
+        options += self._data_parallel(pool, offset, headless, ranks)
+        options += self._engine(pool)
+        options += self._modalities()
+        options += self._speculative(self.plan.value("speculative"))
         if pool.role in KV_ROLES:
-            argv += ["--kv-transfer-config", _json(self._kv_transfer(pool))]
-        argv += ["--shutdown-timeout", self.drain_seconds]  # headless too: vllm/entrypoints/cli/serve.py:263
-        argv += list(self.serve.value("extra_args") or ())
+            options.append(Option("--kv-transfer-config", _json(self._kv_transfer(pool))))
+        # Headless too: vllm/entrypoints/cli/serve.py:263.
+        options.append(Option("--shutdown-timeout", self.drain_seconds))
         return Launch(
             role=pool.role,
             node_rank=pool.first_rank + offset,
-            template=tuple(argv),
+            command=("vllm", "serve", model_id(self.plan)),
+            options=tuple(options),
+            extra_args=tuple(self.serve.value("extra_args") or ()),
             env=self._env(pool, headless),
             secrets=self._secrets(headless),
             port=None if headless else port,
             api_server=not headless,
             ranks=tuple(ranks.items()),
         )
+
+    def _api(self, port: int) -> list[Option]:
+        """Where the API server listens and the name it serves the model under."""
+        options = []
+        name = self.serve.value("served_model_name")
+        if name:
+            options.append(Option("--served-model-name", name))
+        host = self.serve.value("host")
+        if host:
+            options.append(Option("--host", host))
+        return [*options, Option("--port", str(port))]
+
+    def _engine(self, pool: Pool) -> list[Option]:
+        """The engine's settings: quantization, context and batch limits, the KV cache, attention."""
+        plan = self.plan
+        options = []
+        quantization = plan.checkpoint.quantization if plan.checkpoint else None
+        if quantization and plan.vendor.online_quantization_env is None:
+            options.append(Option("--quantization", quantization))
+        for key, flag in (("max_model_len", "--max-model-len"), ("max_num_seqs", "--max-num-seqs")):
+            value = plan.value(key)
+            if value is not None:
+                options.append(Option(flag, str(value)))
+        if plan.value("kv_cache_dtype") != "auto":
+            options.append(Option("--kv-cache-dtype", plan.value("kv_cache_dtype")))
+        if plan.value("gpu_memory_utilization") is not None:
+            options.append(Option("--gpu-memory-utilization", f"{plan.value('gpu_memory_utilization'):g}"))
+        kv_bytes = kv_cache_bytes(plan, pool)  # vLLM's CPU backend: each rank's KV cache, from host memory
+        if kv_bytes is not None:
+            options.append(Option("--kv-cache-memory-bytes", str(kv_bytes)))
+        switches = (("prefix_caching", "--enable-prefix-caching"), ("chunked_prefill", "--enable-chunked-prefill"))
+        for key, flag in switches:
+            value = plan.value(key)
+            if value is not None:
+                options.append(Option(flag, bool(value)))  # off: vLLM's `--no-` spelling
+        attention = plan.value("attention")
+        if attention is not None and attention != "auto":
+            backend = catalog.load().attention_backend(attention)
+            assert backend is not None  # the schema admits only the catalog's backends
+            options.append(Option("--attention-backend", backend.vllm))
+        return options
 
     def _kv_transfer(self, pool: Pool) -> dict[str, object]:
         """NixlConnector's config. NIXL's transport is UCX unless `kv_connector_extra_config.backends`
@@ -142,54 +156,45 @@ class LaunchBuilder:
             config["kv_connector_extra_config"] = {"backends": list(backends)}
         return config
 
-    def _data_parallel(self, pool: Pool, offset: int, headless: bool, ranks: dict[str, str]) -> list[str]:
+    def _data_parallel(self, pool: Pool, offset: int, headless: bool, ranks: dict[str, str]) -> list[Option]:
         if pool.dp is None:
             return []
         if pool.nodes == 1:
-            return ["--data-parallel-size", str(pool.dp)]
+            return [Option("--data-parallel-size", str(pool.dp))]
         local = max(pool.dp // pool.nodes, 1)
-        out = [
-            "--data-parallel-size",
-            str(pool.dp),
-            "--data-parallel-size-local",
-            str(local),
-            "--data-parallel-address",
-            POOL_ADDRESS[pool.role],
-            "--data-parallel-rpc-port",
-            str(self.ports.data_parallel_rpc),
+        options = [
+            Option("--data-parallel-size", str(pool.dp)),
+            Option("--data-parallel-size-local", str(local)),
+            Option("--data-parallel-address", POOL_ADDRESS[pool.role]),
+            Option("--data-parallel-rpc-port", str(self.ports.data_parallel_rpc)),
         ]
         if headless:
-            out += ["--headless", "--data-parallel-start-rank", DP_START_RANK]
+            options += [Option("--headless"), Option("--data-parallel-start-rank", DP_START_RANK)]
             ranks[template.DP_START_RANK] = str(offset * local)
-        return out
+        return options
 
-    def _pipeline(self, pool: Pool, offset: int, headless: bool, ranks: dict[str, str]) -> list[str]:
+    def _pipeline(self, pool: Pool, offset: int, headless: bool, ranks: dict[str, str]) -> list[Option]:
         """`pp(N)`: the stages, and over several nodes vLLM's multiprocessing rendezvous (its docs'
         "Parallelism and Scaling": `--nnodes`, `--node-rank`, `--master-addr`, `--headless` after
         the first node), at the pool's head address."""
         if pool.pp == 1:
             return []
-        out = ["--pipeline-parallel-size", str(pool.pp)]
+        options = [Option("--pipeline-parallel-size", str(pool.pp))]
         if pool.nodes == 1:
-            return out
-        out += [
-            "--distributed-executor-backend",
-            "mp",
-            "--nnodes",
-            str(pool.nodes),
-            "--node-rank",
-            NODE_RANK,
-            "--master-addr",
-            POOL_ADDRESS[pool.role],
-            "--master-port",
-            str(self.ports.pipeline_master),
+            return options
+        options += [
+            Option("--distributed-executor-backend", "mp"),
+            Option("--nnodes", str(pool.nodes)),
+            Option("--node-rank", NODE_RANK),
+            Option("--master-addr", POOL_ADDRESS[pool.role]),
+            Option("--master-port", str(self.ports.pipeline_master)),
         ]
         ranks[template.NODE_RANK] = str(offset)
         if headless:
-            out.append("--headless")
-        return out
+            options.append(Option("--headless"))
+        return options
 
-    def _modalities(self) -> list[str]:
+    def _modalities(self) -> list[Option]:
         from spark_dsl.schema import MODALITIES
 
         # Only what the model itself takes can be left out: a text-only model gets no flag.
@@ -198,11 +203,11 @@ class LaunchBuilder:
         if set(chosen) >= model:
             return []
         if chosen == ("text",):
-            return ["--language-model-only"]
+            return [Option("--language-model-only")]
         left_out = {m: 0 for m in MODALITIES if m in model and m not in chosen and m != "text"}
-        return ["--limit-mm-per-prompt", _json(left_out)]
+        return [Option("--limit-mm-per-prompt", _json(left_out))]
 
-    def _speculative(self, spec: Speculative) -> list[str]:
+    def _speculative(self, spec: Speculative) -> list[Option]:
         draft = self.plan.model.draft
         if spec.mode != "dspark" or draft is None:
             return []
@@ -213,7 +218,7 @@ class LaunchBuilder:
         }
         if spec.adaptive:
             config["enable_adaptive_verification"] = True
-        return ["--speculative-config", _json(config)]
+        return [Option("--speculative-config", _json(config))]
 
     def _env(self, pool: Pool, headless: bool) -> tuple[tuple[str, str], ...]:
         plan = self.plan
@@ -270,24 +275,26 @@ class LaunchBuilder:
     def _router(self) -> Launch:
         prefill = next(p for p in self.plan.pools if p.role == "prefill")
         decode = next(p for p in self.plan.pools if p.role == "decode")
-        argv = (
-            "vllm-router",
-            "--vllm-pd-disaggregation",
-            "--prefill",
-            Template(f"http://{POOL_ADDRESS['prefill']}:{self._pool_port(prefill)}"),
-            "--decode",
-            Template(f"http://{POOL_ADDRESS['decode']}:{self._pool_port(decode)}"),
-            "--host",
-            "0.0.0.0",
-            "--port",
-            str(api_port(self.plan)),
+        options = (
+            Option("--vllm-pd-disaggregation"),
+            Option("--prefill", Template(f"http://{POOL_ADDRESS['prefill']}:{self._pool_port(prefill)}")),
+            Option("--decode", Template(f"http://{POOL_ADDRESS['decode']}:{self._pool_port(decode)}")),
+            Option("--host", "0.0.0.0"),
+            Option("--port", str(api_port(self.plan))),
             # It waits this long for its workers' /health, then exits (600 s by default).
-            "--worker-startup-timeout-secs",
-            self.ready_seconds,
+            Option("--worker-startup-timeout-secs", self.ready_seconds),
         )
         key = self.serve.value("api_key")
         secrets = ((ROUTER_KEY_ENV, key),) if key is not None else ()
-        return Launch(role="router", node_rank=0, template=argv, env=(), secrets=secrets, port=api_port(self.plan))
+        return Launch(
+            role="router",
+            node_rank=0,
+            command=("vllm-router",),
+            options=options,
+            env=(),
+            secrets=secrets,
+            port=api_port(self.plan),
+        )
 
 
 def build_launches(plan: Plan) -> list[Launch]:

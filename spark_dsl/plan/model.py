@@ -12,6 +12,7 @@ from msgspec.structs import force_setattr
 # The catalog at module level: rules ask a plan for its vendor and thresholds some 25 times per
 # plan, and an import statement inside those properties cost about a fifth of each.
 from spark_dsl import catalog
+from spark_dsl.plan.options import Option, rendered
 from spark_dsl.plan.template import with_ranks
 from spark_dsl.schema import deployment_schema
 from spark_dsl.span import Location
@@ -225,28 +226,41 @@ class CapacityEstimate(Struct, frozen=True):
 class Launch(Struct, frozen=True):
     """One process a target runs: its role, node rank, exact argv and environment.
 
-    `template` is the argv every node of the pool shares: the values that tell its nodes apart
-    are rank placeholders (plan/template.py's RANKS), and `ranks` holds this node's values for
-    them. `argv` is the template with those values in place, what runs on this node. `secrets`
-    maps environment variables to the references they are read from at run time; they never
-    enter `argv` or `env`.
+    The argv is data first: `command` is the words that start the process (`vllm serve MODEL`),
+    `options` what the compiler decides, in order, and `extra_args` the user's `serve.extra_args`
+    as given. `template` is the words of those three, the argv every node of the pool shares: the
+    values that tell its nodes apart are rank placeholders (plan/template.py's RANKS), and `ranks`
+    holds this node's values for them. `argv` is the template with those values in place, what
+    runs on this node. `secrets` maps environment variables to the references they are read from
+    at run time; they never enter `argv` or `env`.
     """
 
     role: str
     node_rank: int
-    template: tuple[str, ...]
+    command: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
     secrets: tuple[tuple[str, SecretRef], ...] = ()
     port: int | None = None
     api_server: bool = True
     ranks: tuple[tuple[str, str], ...] = ()
-    # Derived from `template` and `ranks` (whatever a caller passes is replaced), so comparing it
+    options: tuple[Option, ...] = ()
+    extra_args: tuple[str, ...] = ()
+    # Derived from the fields above (whatever a caller passes is replaced), so comparing them
     # compares nothing new.
+    template: tuple[str, ...] = ()
     argv: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        argv = with_ranks(self.template, dict(self.ranks)) if self.ranks else self.template
-        force_setattr(self, "argv", argv)
+        template = (*self.command, *rendered(self.options), *self.extra_args)
+        force_setattr(self, "template", template)
+        force_setattr(self, "argv", with_ranks(template, dict(self.ranks)) if self.ranks else template)
+
+    def option(self, flag: str) -> str | bool | None:
+        """The value the compiler gives `flag` on this node (its ranks in place), None without one."""
+        value = next((option.value for option in self.options if option.flag == flag), None)
+        if isinstance(value, str) and self.ranks:
+            (value,) = with_ranks((value,), dict(self.ranks))
+        return value
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -30,38 +30,36 @@ def _lines(*parts: str) -> str:
     return '"' + BREAK.join(label(part) for part in parts if part) + '"'
 
 
-def _option(argv: tuple[str, ...], flag: str) -> str | None:
-    for i, token in enumerate(argv[:-1]):
-        if token == flag:
-            return argv[i + 1]
-    return None
+def _option(launch: Launch, flag: str) -> str | None:
+    """The value the compiler gives an option on this launch's node (its options, not its argv)."""
+    value = launch.option(flag)
+    return value if isinstance(value, str) else None
 
 
 def _parallelism(launch: Launch) -> str:
-    argv = launch.argv
     terms = []
-    tp = _option(argv, "--tensor-parallel-size")
+    tp = _option(launch, "--tensor-parallel-size")
     if tp:
         terms.append(f"TP {tp}")
-    pp = _option(argv, "--pipeline-parallel-size")
+    pp = _option(launch, "--pipeline-parallel-size")
     if pp:
-        rank = _option(argv, "--node-rank")
+        rank = _option(launch, "--node-rank")
         terms.append(f"PP {pp}" if rank is None else f"PP {pp}, stage {rank}")
-    if "--enable-expert-parallel" in argv:
+    if launch.option("--enable-expert-parallel"):
         terms.append("EP")
-    dp = _option(argv, "--data-parallel-size")
+    dp = _option(launch, "--data-parallel-size")
     if dp:
-        local = int(_option(argv, "--data-parallel-size-local") or dp)
-        start = int(_option(argv, "--data-parallel-start-rank") or 0)
+        local = int(_option(launch, "--data-parallel-size-local") or dp)
+        start = int(_option(launch, "--data-parallel-start-rank") or 0)
         ranks = f"rank {start}" if local == 1 else f"ranks {start}-{start + local - 1}"
         terms.append(f"DP {dp}" if local == int(dp) else f"DP {dp}, {ranks}")
     return " + ".join(terms)
 
 
 def _program(launch: Launch) -> str:
-    if launch.argv[:2] == ("vllm", "serve"):
-        return "vllm serve --headless" if "--headless" in launch.argv else "vllm serve"
-    return launch.argv[0] if launch.argv else launch.role
+    if launch.command[:2] == ("vllm", "serve"):
+        return "vllm serve --headless" if launch.option("--headless") else "vllm serve"
+    return launch.command[0] if launch.command else launch.role
 
 
 def _nixl_port(launch: Launch) -> str | None:
@@ -121,17 +119,17 @@ def _edges(plan_launches: tuple[Launch, ...], d: str, ids: dict[int, str]) -> li
     # Data-parallel workers connect to their pool head's RPC socket; the later nodes of a pipeline
     # join its head's torch.distributed store.
     for i, launch in launches:
-        if "--headless" not in launch.argv:
+        if not launch.option("--headless"):
             continue
         for flag, port_flag, what in _WORKER_LINKS:
-            address = _option(launch.argv, flag)
+            address = _option(launch, flag)
             if address is None:
                 continue
             head = next(
-                (j for j, other in heads if other.role == launch.role and _option(other.argv, flag) == address), None
+                (j for j, other in heads if other.role == launch.role and _option(other, flag) == address), None
             )
             if head is not None:
-                port = _option(launch.argv, port_flag)
+                port = _option(launch, port_flag)
                 edges.append(f"  {ids[i]} -.->|{_lines(f'{what} :{port}')}| {ids[head]}")
     # The decode engines pull the KV cache from the prefill engines' NIXL side channels.
     prefill = [(i, launch) for i, launch in launches if launch.role == "prefill"]

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 from spark_dsl.diagnostics import Fix, replacement
 from spark_dsl.edits import entry_at, list_item_removal, remove_entry
+from spark_dsl.plan import extra_args
+from spark_dsl.plan.extra_args import ExtraOption
 from spark_dsl.plan.host_cpus import THREADS_BIND_ENV
 from spark_dsl.plan.managed import HOST_ENV, HOST_FLAGS, MANAGED_ENV, MANAGED_FLAGS, RENDEZVOUS_ENV, RENDEZVOUS_FLAGS
 from spark_dsl.plan.model import Plan, Resolved
@@ -48,12 +50,6 @@ def _extra_args(plan: Plan) -> Setting | None:
     return plan.serve.setting("extra_args")
 
 
-def _flag_name(token: str) -> str:
-    """`--max_model_len=8` -> `--max-model-len`; `-sc.method` -> `-sc` (vLLM's dotted JSON keys)."""
-    name = token.split("=", 1)[0].split(".", 1)[0]
-    return "--" + name[2:].replace("_", "-") if name.startswith("--") else name
-
-
 def _spans_nodes_in_stages(plan: Plan) -> bool:
     """A pipeline over nodes: the compiler writes vLLM's multi-node rendezvous for it."""
     return any(pool.pp > 1 and pool.nodes > 1 for pool in plan.pools)
@@ -68,12 +64,8 @@ def _managed_flags(plan: Plan) -> tuple[str, ...]:
 
 def _is_managed(token: str, flags: tuple[str, ...]) -> bool:
     """Whether a flag sets what a managed flag sets, under any of vLLM's spellings."""
-    from spark_dsl.vllm_flags import flag_table
-
-    options: dict[str, str] = flag_table()["options"]
-    name = _flag_name(token)
-    managed = {options.get(f, f) for f in flags}
-    return name in flags or options.get(name) in managed
+    dest = extra_args.destination(token)
+    return extra_args.canonical(token) in flags or (dest is not None and dest in map(extra_args.destination, flags))
 
 
 @rule(
@@ -91,15 +83,16 @@ def managed_flags(plan: Plan) -> Iterator[Finding]:
     if setting is None:
         return
     items, flags = _items(plan, setting), _managed_flags(plan)
-    for index, token in enumerate(setting.value):
-        if token.startswith("-") and _is_managed(token, flags):
-            count = _with_value(setting.value, index)
+    # The plan's one reading of the list (plan/extra_args.py): each option with the items it takes.
+    for option in extra_args.read(tuple(setting.value)).options:
+        if _is_managed(option.name, flags):
+            index, token = option.index, setting.value[option.index]
             yield Finding(
                 f"`{token}` in `extra_args` is a flag the compiler manages",
                 _at_item(setting, items, index),
-                _managed_help(plan, token),
+                _managed_help(plan, option),
                 label="managed flag",
-                fix=_drop_items(plan, setting, items, index, count, f"remove `{token}` from `extra_args`"),
+                fix=_drop_items(plan, setting, items, index, option.count, f"remove `{token}` from `extra_args`"),
             )
 
 
@@ -107,20 +100,18 @@ def _destination(token: str) -> tuple[str | None, bool, bool]:
     """vLLM's destination of a flag, whether it is the negative spelling, and whether it takes a value."""
     from spark_dsl.vllm_flags import flag_table
 
-    table = flag_table()
-    name = _flag_name(token)
-    dest = table["options"].get(name)
+    dest = extra_args.destination(token)
     if dest is None:
         return None, False, False
-    action = table["actions"][dest]
-    negative = name in action["negative"]
+    action = flag_table()["actions"][dest]
+    negative = extra_args.canonical(token) in action["negative"]
     return dest, negative, bool(action["takes_value"]) and not negative
 
 
-def _managed_help(plan: Plan, token: str) -> str:
+def _managed_help(plan: Plan, option: ExtraOption) -> str:
     """Remove it; set the spec's matching key instead, unless the recipe forbids that key here:
     the help must not send a user to a key that is an error on the path (the catalog's `forbids`)."""
-    dest, negative, _ = _destination(token)
+    dest, negative = option.dest, option.negative
     forbidden = next((f for f in plan.vendor.forbids if (f.flag, f.negative) == (dest, negative)), None)
     if forbidden is not None:
         return f"remove it: {forbidden.reason} ({forbidden.code})"
