@@ -98,6 +98,8 @@ def _written(key: KeySpec) -> str:
         return format_duration(key.fallback)
     if key.kind is Kind.STRING:
         return json.dumps(key.fallback)
+    if key.kind is Kind.SIZE:
+        return f"{key.fallback}B"  # bytes, as a size needs a unit
     return spelled(key.fallback)
 
 

@@ -292,9 +292,16 @@ def _cache_size(plan: Plan, _block: Block) -> tuple[Any, str]:
     return size, f"{DEFAULT}: the download's size plus a tenth (spark's own claim)"
 
 
+
+def _drain(_plan: Plan, _block: Block) -> tuple[Any, str]:
+    from spark_dsl.plan.drain import DEFAULT_SECONDS
+
+    return DEFAULT_SECONDS, f"{DEFAULT}: docs/targets.md, Graceful drain (vLLM's own, 0, aborts)"
+
 _COMPUTED: dict[str, Callable[[Plan, Block], tuple[Any, str]]] = {
     "serve.port": _api_port,
     "serve.ready_timeout": _ready_budget("estimated from the checkpoint's size"),
+    "serve.drain": _drain,
     "target.slurm.ready_timeout": _ready_budget("the ready budget (serve.ready_timeout)"),
     "target.compose.start_period": _ready_budget("the ready budget (serve.ready_timeout)"),
     "runtime.image": _image,

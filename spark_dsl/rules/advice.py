@@ -49,7 +49,7 @@ def _dspark_until() -> int:
 
 
 def _mid_ep_checkpoints() -> str:
-    """`Quark MXFP4 (or load-time BF16-to-MXFP4)`: the checkpoints the policy runs with expert
+    """`MXFP4 (or load-time BF16-to-MXFP4)`: the checkpoints the policy runs with expert
     parallelism at mid concurrency, as SPK402 and SPK405 name them."""
     recipe = catalog.load().recipe
     policy = recipe.workload_policy

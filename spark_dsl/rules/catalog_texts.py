@@ -77,12 +77,12 @@ def generations_without(*capabilities: str) -> str:
 
 
 def checkpoint(name: str) -> str:
-    """A recipe checkpoint as the texts call it: `NVFP4`, `Quark MXFP4` (AMD's quantizer made the
-    export), `load-time BF16-to-MXFP4` (converted while loading)."""
+    """A recipe checkpoint as the texts call it: `NVFP4`, `MXFP4`, `load-time BF16-to-MXFP4`
+    (converted while loading). The names are the catalog's, so no format is spelled here."""
     ckpt = catalog.load().recipe_model().checkpoints[name]
     if ckpt.converts_from is not None:
         return f"load-time {ckpt.converts_from.upper()}-to-{ckpt.dtype.upper()}"
-    return f"Quark {name.upper()}" if ckpt.dtype == "mxfp4" else name.upper()
+    return name.upper()
 
 
 def validating_vendors() -> list[str]:
@@ -91,7 +91,7 @@ def validating_vendors() -> list[str]:
 
 
 def validated_checkpoints(vendor: str) -> str:
-    """`Quark MXFP4, load-time BF16-to-MXFP4 and BF16`: what the recipe validates on a vendor."""
+    """`MXFP4, load-time BF16-to-MXFP4 and BF16`: what the recipe validates on a vendor."""
     return spelled(checkpoint(c) for c in catalog.load().validated_checkpoints(vendor))
 
 

@@ -653,8 +653,16 @@ def every_pod_downloads(plan: Plan) -> Iterator[Finding]:
         f"remove `model_cache`: spark then creates one claim every pod mounts ({model_cache.default_claim(plan)}),"
         " and with `weights { download = true }` one Job downloads into it once",
         label="one download per pod",
-        replace_with=None,
+        fix=_remove_setting(plan, setting, "remove `model_cache`: one claim every pod mounts"),
     )
+
+
+def _remove_setting(plan: Plan, setting: Setting, message: str) -> Fix | None:
+    """The unsafe fix that removes a setting written in the deployment's own file (not a profile's)."""
+    source = plan.deployment.source
+    if setting.origin.file != source.name:
+        return None
+    return remove_entry(message, source, setting.origin.span)
 
 
 def _converted() -> str:

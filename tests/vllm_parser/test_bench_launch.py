@@ -114,10 +114,13 @@ def bench_argv(tmp_path: Path) -> list[str]:
 
 
 def job_argv() -> list[str]:
-    """The committed bench-job.yaml's container argv, less the `vllm` of its command."""
+    """The committed bench-job.yaml's container argv, less the `vllm` of its command: the command
+    is a short `sh -c` script that runs `vllm "$@"` on the args, then prints the result file to
+    the Job's log."""
     (job,) = yaml.safe_load_all((JOBS / "bench-job.yaml").read_text())
     (container,) = job["spec"]["template"]["spec"]["containers"]
-    assert container["command"] == ["vllm"]
+    assert container["command"][:2] == ["sh", "-c"]
+    assert 'vllm "$$@"' in container["command"][2].splitlines()  # `$$`: the kubelet's literal `$`
     return [str(word) for word in container["args"]]
 
 
