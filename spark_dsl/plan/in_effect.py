@@ -292,11 +292,11 @@ def _cache_size(plan: Plan, _block: Block) -> tuple[Any, str]:
     return size, f"{DEFAULT}: the download's size plus a tenth (spark's own claim)"
 
 
-
 def _drain(_plan: Plan, _block: Block) -> tuple[Any, str]:
     from spark_dsl.plan.drain import DEFAULT_SECONDS
 
     return DEFAULT_SECONDS, f"{DEFAULT}: docs/targets.md, Graceful drain (vLLM's own, 0, aborts)"
+
 
 _COMPUTED: dict[str, Callable[[Plan, Block], tuple[Any, str]]] = {
     "serve.port": _api_port,
