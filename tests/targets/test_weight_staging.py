@@ -79,6 +79,22 @@ def run_container(container: dict, env: dict[str, str], **kw) -> subprocess.Comp
     return subprocess.run(["sh", *argv[1:]], env=env, capture_output=True, text=True, **kw)
 
 
+def stub_hf(tmp_path: Path, body: str) -> dict[str, str]:
+    """A PATH whose `hf` runs `body` (a line of sh): the downloader the Job's script calls."""
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "hf").write_text(f"#!/bin/sh\n{body}\n")
+    (stub / "hf").chmod(0o755)
+    return {"PATH": f"{stub}:{os.environ['PATH']}"}
+
+
+def download_container(docs: list[dict], marker: Path) -> dict:
+    """The staging Job's container, its marker argument pointed at `marker` (the claim, here)."""
+    (job,) = [d for d in docs if d["kind"] == "Job"]
+    download = job["spec"]["template"]["spec"]["containers"][0]
+    return {**download, "command": [*download["command"][:-1], str(marker)]}
+
+
 def test_two_pods_share_one_claim_by_default(tmp_path: Path) -> None:
     docs = build(tmp_path, TWO_NODES)
     (claim,) = [d for d in docs if d["kind"] == "PersistentVolumeClaim"]
@@ -125,17 +141,10 @@ def test_one_job_downloads_and_every_serving_pod_waits_for_its_marker(tmp_path: 
 
 
 def test_the_staging_job_script_downloads_each_repository_once_then_marks(tmp_path: Path) -> None:
-    docs = build(tmp_path, TWO_NODES + DOWNLOAD)
-    (job,) = [d for d in docs if d["kind"] == "Job"]
-    download = job["spec"]["template"]["spec"]["containers"][0]
-    stub = tmp_path / "bin"
-    stub.mkdir()
     calls = tmp_path / "calls"
-    (stub / "hf").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {calls}\n')
-    (stub / "hf").chmod(0o755)
+    env = stub_hf(tmp_path, f'printf "%s\\n" "$*" >> {calls}')
     marker = tmp_path / "cache" / ".spark-staged" / "abc"
-    download = {**download, "command": [*download["command"][:-1], str(marker)]}  # the claim, here
-    proc = run_container(download, {"PATH": f"{stub}:{os.environ['PATH']}"})
+    proc = run_container(download_container(build(tmp_path, TWO_NODES + DOWNLOAD), marker), env)
     assert proc.returncode == 0, proc.stderr
     assert calls.read_text().splitlines() == [
         "download meta-models/Muse-Spark-Open-816B-A42B-NVFP4",
@@ -145,16 +154,9 @@ def test_the_staging_job_script_downloads_each_repository_once_then_marks(tmp_pa
 
 
 def test_a_failed_download_leaves_no_marker(tmp_path: Path) -> None:
-    docs = build(tmp_path, TWO_NODES + DOWNLOAD)
-    (job,) = [d for d in docs if d["kind"] == "Job"]
-    download = job["spec"]["template"]["spec"]["containers"][0]
-    stub = tmp_path / "bin"
-    stub.mkdir()
-    (stub / "hf").write_text("#!/bin/sh\nexit 3\n")
-    (stub / "hf").chmod(0o755)
+    env = stub_hf(tmp_path, "exit 3")
     marker = tmp_path / "cache" / ".spark-staged" / "abc"
-    download = {**download, "command": [*download["command"][:-1], str(marker)]}
-    proc = run_container(download, {"PATH": f"{stub}:{os.environ['PATH']}"})
+    proc = run_container(download_container(build(tmp_path, TWO_NODES + DOWNLOAD), marker), env)
     assert proc.returncode != 0
     assert not marker.exists()  # so no pod starts on half the weights; the Job retries
 
@@ -192,16 +194,10 @@ def test_hostile_repository_names_reach_hf_as_one_argument(tmp_path: Path) -> No
     argv = [sys.executable, "-m", "spark_dsl", "build", str(path), "-o", str(out), "--root", str(tmp_path)]
     proc = subprocess.run(argv, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    docs = v.load_yaml_documents(out / "h" / "kubernetes.yaml")
-    (job,) = [d for d in docs if d["kind"] == "Job"]
-    download = job["spec"]["template"]["spec"]["containers"][0]
-    stub = tmp_path / "bin"
-    stub.mkdir()
+    download = download_container(v.load_yaml_documents(out / "h" / "kubernetes.yaml"), tmp_path / "m")
     calls = tmp_path / "calls"
-    (stub / "hf").write_text(f'#!/bin/sh\nprintf "%s|" "$@" >> {calls}\n')
-    (stub / "hf").chmod(0o755)
-    download = {**download, "command": [*download["command"][:-1], str(tmp_path / "m")]}
-    done = run_container(download, {"PATH": f"{stub}:{os.environ['PATH']}", "HOME": "/nowhere"})
+    env = stub_hf(tmp_path, f'printf "%s|" "$@" >> {calls}')
+    done = run_container(download, {**env, "HOME": "/nowhere"})
     assert done.returncode == 0, done.stderr
     assert calls.read_text() == f"download|{hostile}|"
 
