@@ -12,8 +12,6 @@ from typing import Any
 
 from msgspec import Struct
 
-from spark_dsl.vllm_flags import flag_table, looks_like_option
-
 
 class ExtraOption(Struct, frozen=True):
     """One option of `extra_args`: where it is in the list and how many items it takes (itself and
@@ -49,17 +47,25 @@ def canonical(token: str) -> str:
 
 def destination(token: str) -> str | None:
     """vLLM's destination of the option a word names, under any of its spellings."""
+    # The flag table (and vllm_flags' dataclass) loads only for a spec with extra_args: a cold
+    # `spark check` of specs without them stays light (tests/test_cli_check.py).
+    from spark_dsl.vllm_flags import flag_table
+
     dest: str | None = flag_table()["options"].get(canonical(token))
     return dest
 
 
 def _action(dest: str | None) -> dict[str, Any]:
+    from spark_dsl.vllm_flags import flag_table
+
     return flag_table()["actions"][dest] if dest is not None else {}
 
 
 def read(tokens: tuple[str, ...]) -> ExtraArgs:
     """`extra_args` as vLLM's parser takes it: an option takes the values after it that are not
     options themselves, as many as its arity allows (one, for an option vLLM does not know)."""
+    from spark_dsl.vllm_flags import looks_like_option
+
     options: list[ExtraOption] = []
     strays: list[int] = []
     i = 0
@@ -76,6 +82,8 @@ def read(tokens: tuple[str, ...]) -> ExtraArgs:
 
 
 def _option(tokens: tuple[str, ...], index: int) -> ExtraOption:
+    from spark_dsl.vllm_flags import looks_like_option
+
     token = tokens[index]
     name, eq, inline = token.partition("=")
     dest = destination(token)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from spark_dsl import catalog
 from spark_dsl.plan import weights
+from spark_dsl.plan.drain import drain_budget
 from spark_dsl.plan.model import Launch
 from spark_dsl.targets import node_address, placeholders, ports, staging
 from spark_dsl.targets.common import Job, TargetError, describe_secret
@@ -152,7 +153,10 @@ def _ranks(job: Job, launches: Sequence[Launch]) -> str:
     heads = {pool.first_rank: placeholders.POOL_ADDRESS[pool.role] for pool in job.plan.pools}
     for rank in ranks:
         lines += _rank_branch(
-            [launch for launch in launches if launch.node_rank == rank], heads.get(rank), _cache_export(job, "    ")
+            [launch for launch in launches if launch.node_rank == rank],
+            heads.get(rank),
+            _cache_export(job, "    "),
+            drain_budget(job.plan).stop,
         )
     lines += [
         "  *)",
@@ -177,7 +181,7 @@ def _own_addresses(used: list[str], own_head: str | None) -> list[str]:
     return lines
 
 
-def _rank_branch(launches: Sequence[Launch], own_head: str | None, cache: list[str]) -> list[str]:
+def _rank_branch(launches: Sequence[Launch], own_head: str | None, cache: list[str], stop: int) -> list[str]:
     """One `case` branch: the router in the background, the node's server in the foreground."""
     side = [launch for launch in launches if launch.role == "router"]
     main = [launch for launch in launches if launch.role != "router"]
@@ -219,7 +223,7 @@ def _rank_branch(launches: Sequence[Launch], own_head: str | None, cache: list[s
         return lines
     lines += joined([f"{pad}{body[0]}", *body[1:]])
     lines[-1] += " &"
-    return [*lines, *_node_lifetime([launch.role for launch in side], pad), f"{pad};;"]
+    return [*lines, *_node_lifetime([launch.role for launch in side], pad, stop), f"{pad};;"]
 
 
 def _ended_note(role: str, pad: str) -> str:
@@ -227,16 +231,30 @@ def _ended_note(role: str, pad: str) -> str:
     return f'{pad}if [ "$ended" = "${role}_pid" ]; then echo "{message}" >&2; fi'
 
 
-def _node_lifetime(roles: list[str], pad: str) -> list[str]:
+def _node_lifetime(roles: list[str], pad: str, stop: int) -> list[str]:
     """Both run in the background, and the first to end ends the node: a router that gave up
     (its wait for the workers is the ready budget) stops the server with an error, instead of
-    leaving the API port closed while the script still seems to serve."""
+    leaving the API port closed while the script still seems to serve.
+
+    The script outlives what it stops, within the stop budget (serve.drain + teardown): vLLM
+    drains its requests on SIGTERM (`--shutdown-timeout`), and whoever stops the script waits for
+    that. A process still running when the budget is spent is killed: a vLLM server that gets
+    SIGTERM while it is still starting carries on starting (the real engine does, in
+    tests/real_engine/test_pd_router.py), and the script must not wait for it forever."""
     pids = " ".join(f'"${role}_pid"' for role in [*roles, "server"])
     return [
         f"{pad}server_pid=$!",
-        # The script outlives what it stops: vLLM drains its requests on SIGTERM
-        # (`--shutdown-timeout`), and whoever stops the script waits for that.
-        f"{pad}trap 'kill {pids} 2>/dev/null || true; wait {pids} 2>/dev/null || true' EXIT",
+        f"{pad}# shellcheck disable=SC2329  # called by the EXIT trap below",
+        f"{pad}spark_stop() {{  # SIGTERM, then up to {stop}s (serve.drain + teardown) before SIGKILL",
+        f'{pad}  kill "$@" 2>/dev/null || true',
+        f"{pad}  local waited=0 running",
+        f'{pad}  while [ -n "$(jobs -rp)" ] && ((waited < {stop})); do sleep 1; waited=$((waited + 1)); done',
+        f'{pad}  running="$(jobs -rp)"',
+        f"{pad}  # shellcheck disable=SC2086  # one process id per word",
+        f'{pad}  [ -z "$running" ] || kill -KILL $running 2>/dev/null || true',
+        f'{pad}  wait "$@" 2>/dev/null || true',
+        f"{pad}}}",
+        f"{pad}trap 'spark_stop {pids}' EXIT",
         f"{pad}trap 'exit 143' TERM INT",
         f"{pad}code=0",
         f"{pad}wait -n -p ended {pids} || code=$?",

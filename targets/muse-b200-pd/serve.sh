@@ -80,7 +80,17 @@ case "$SPARK_NODE_RANK" in
       --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer","kv_connector_extra_config":{"backends":["LIBFABRIC"]}}' \
       --shutdown-timeout 60 &
     server_pid=$!
-    trap 'kill "$router_pid" "$server_pid" 2>/dev/null || true; wait "$router_pid" "$server_pid" 2>/dev/null || true' EXIT
+    # shellcheck disable=SC2329  # called by the EXIT trap below
+    spark_stop() {  # SIGTERM, then up to 90s (serve.drain + teardown) before SIGKILL
+      kill "$@" 2>/dev/null || true
+      local waited=0 running
+      while [ -n "$(jobs -rp)" ] && ((waited < 90)); do sleep 1; waited=$((waited + 1)); done
+      running="$(jobs -rp)"
+      # shellcheck disable=SC2086  # one process id per word
+      [ -z "$running" ] || kill -KILL $running 2>/dev/null || true
+      wait "$@" 2>/dev/null || true
+    }
+    trap 'spark_stop "$router_pid" "$server_pid"' EXIT
     trap 'exit 143' TERM INT
     code=0
     wait -n -p ended "$router_pid" "$server_pid" || code=$?
